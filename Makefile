@@ -1,0 +1,28 @@
+# `make demo` and `make test` each create the virtual environment on first use (scripts/setup.sh).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.refind-setup-done
+
+.PHONY: demo test lint setup clean perf
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh $(VENV)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/locomo_demo.py
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check refind benchmarks tests examples
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check refind benchmarks tests examples
+	$(VENV)/bin/ruff format --check refind benchmarks tests examples
+
+perf: $(STAMP)
+	$(PY) -m benchmarks perf --messages 1000000 --users 1000 --out out/perf
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

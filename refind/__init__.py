@@ -1,0 +1,43 @@
+"""refind: search an agent's raw chat history the way a person searches a chat app.
+
+Messages are kept verbatim in an embedded Lucene index; questions are answered with evidence found by
+keyword rounds with time filters, context windows and session fusion. Public names only live here.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0.dev0"
+
+from refind.config import Settings
+from refind.errors import (
+    IndexFormatError,
+    IndexLocked,
+    InvalidInput,
+    ReadOnlyError,
+    RefindError,
+    RequestConflict,
+    SetupError,
+    StoreClosed,
+    StoreError,
+)
+from refind.memory import Memory
+from refind.models import AddResult, Hit, Message, StoreStats
+
+__all__ = [
+    "AddResult",
+    "Hit",
+    "IndexFormatError",
+    "IndexLocked",
+    "InvalidInput",
+    "Memory",
+    "Message",
+    "ReadOnlyError",
+    "RefindError",
+    "RequestConflict",
+    "Settings",
+    "SetupError",
+    "StoreClosed",
+    "StoreError",
+    "StoreStats",
+    "__version__",
+]

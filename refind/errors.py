@@ -1,0 +1,66 @@
+"""Errors raised by refind.
+
+Every error refind raises derives from :class:`RefindError`, and every message says what to do next.
+Foreign exceptions (Java through pyjnius, pydantic, openai, HTTP) are translated at the boundary with
+``raise ... from exc``; no Java stack trace reaches a user.
+
+    RefindError
+    ├── InvalidInput            bad arguments or records: fix the input (also a ValueError)
+    │   └── RequestConflict     the same request_id was used before with a different body
+    ├── SetupError              Java 21 or the Anserini jar cannot be found or started
+    └── StoreError              the index on disk cannot be used as asked
+        ├── IndexLocked         another process holds the index's write lock
+        ├── IndexFormatError    the directory is not a refind index, or one of another format
+        ├── ReadOnlyError       a write was attempted on an index opened read-only
+        └── StoreClosed         the store was used after close()
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "IndexFormatError",
+    "IndexLocked",
+    "InvalidInput",
+    "ReadOnlyError",
+    "RefindError",
+    "RequestConflict",
+    "SetupError",
+    "StoreClosed",
+    "StoreError",
+]
+
+
+class RefindError(Exception):
+    """Root of every error refind raises on purpose."""
+
+
+class InvalidInput(RefindError, ValueError):
+    """The caller passed something refind cannot accept; the message names the field."""
+
+
+class RequestConflict(InvalidInput):
+    """A request_id was reused with a different body; nothing was written."""
+
+
+class SetupError(RefindError):
+    """The runtime refind needs (Java 21, the Anserini jar) is missing or cannot start."""
+
+
+class StoreError(RefindError):
+    """The index cannot be used as asked."""
+
+
+class IndexLocked(StoreError):
+    """Another process (or another open Memory) holds the index's write lock."""
+
+
+class IndexFormatError(StoreError):
+    """The directory holds something other than a compatible refind index."""
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted through a read-only store."""
+
+
+class StoreClosed(StoreError):
+    """The store was used after it was closed."""

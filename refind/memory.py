@@ -1,0 +1,352 @@
+"""Memory: the facade users hold. Everything above the store (CLI, HTTP service, benchmarks) goes through it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from refind.config import Settings, default_data_dir
+from refind.errors import InvalidInput, RequestConflict
+from refind.models import AddResult, Hit, Message, StoreStats, parse_messages, to_epoch_ms
+from refind.store.base import Filters, Record
+
+__all__ = ["ImportResult", "Memory", "SessionLog"]
+
+log = logging.getLogger(__name__)
+
+TimeLike = int | float | str | datetime | date
+_MAX_ID = 1000
+_IMPORT_CHUNK = 5000
+
+
+def _check_id(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}: expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{name}: must not be empty")
+    if len(value) > _MAX_ID:
+        raise InvalidInput(f"{name}: longer than {_MAX_ID} characters")
+    if "\x1f" in value or "\x00" in value:
+        raise InvalidInput(f"{name}: control characters \\x00 and \\x1f are not allowed")
+    return value
+
+
+def _time_arg(name: str, value: TimeLike | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return to_epoch_ms(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: {exc}") from exc
+
+
+class SessionLog:
+    """One session of one user, as the loaders in :mod:`refind.io` yield it."""
+
+    __slots__ = ("date", "messages", "session_id", "user_id")
+
+    def __init__(
+        self, user_id: str, session_id: str, messages: list[Message], date: int | None = None
+    ) -> None:
+        self.user_id = user_id
+        self.session_id = session_id
+        self.messages = messages
+        self.date = date
+
+    def __repr__(self) -> str:
+        return f"SessionLog({self.user_id!r}, {self.session_id!r}, {len(self.messages)} messages)"
+
+
+class ImportResult(AddResult):
+    """Totals of a bulk import."""
+
+    sessions: int = 0
+    users: int = 0
+
+
+class Memory:
+    """A user-partitioned memory of raw chat messages.
+
+    ``Memory()`` opens the index in ``$REFIND_DATA`` (else the per-user data directory); ``Memory(path)``
+    opens or creates one there; ``Memory(":memory:")`` or :meth:`in_memory` keeps it in RAM.
+    ``read_only=True`` opens an existing index without taking the write lock (for readers beside a server).
+    Setting overrides (``bm25_k1``, ``jvm_heap``, ...) are passed as keywords.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        settings: Settings | None = None,
+        **overrides: Any,
+    ) -> None:
+        from refind.store.lucene import LuceneStore  # the JVM starts here, not at import refind
+
+        if settings is not None and overrides:
+            settings = settings.model_copy(update=overrides)
+        elif settings is None:
+            try:
+                settings = Settings.from_env(**overrides)
+            except Exception as exc:
+                raise InvalidInput(f"settings: {exc}") from exc
+        self.settings = settings
+        in_memory = path is not None and str(path) == ":memory:"
+        resolved: Path | None = None if in_memory else Path(path) if path is not None else default_data_dir()
+        self.store = LuceneStore(resolved, settings=settings, read_only=read_only)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def in_memory(cls, **overrides: Any) -> Memory:
+        """A Memory whose index lives in RAM and disappears on close (notebooks, tests)."""
+        return cls(":memory:", **overrides)
+
+    @property
+    def path(self) -> Path | None:
+        """The index directory, or None for an in-memory Memory."""
+        return self.store.path
+
+    # ------------------------------------------------------------------ writing
+
+    def add(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message | dict[str, Any]],
+        request_id: str | None = None,
+        *,
+        session_time: TimeLike | None = None,
+    ) -> AddResult:
+        """Store ``messages`` (in order) for ``user_id`` in ``session_id``; durable and searchable on return.
+
+        Messages without an ``id`` get ``"{session_id}:{turn}"`` and are appended after the session's last
+        turn; a message whose ``id`` exists replaces it in place. ``request_id`` makes the call idempotent:
+        the same id with the same body again writes nothing (``duplicate_request=True``); with a different
+        body it raises :class:`RequestConflict`. Invalid input raises :class:`InvalidInput` naming the field.
+        """
+        user_id = _check_id("user_id", user_id)
+        session_id = _check_id("session_id", session_id)
+        if request_id is not None:
+            request_id = _check_id("request_id", request_id)
+        parsed = parse_messages(messages)
+        session_ms = _time_arg("session_time", session_time)
+        with self._lock:
+            digest = None
+            if request_id is not None:
+                digest = _body_digest(session_id, parsed, session_ms)
+                stored = self.store.request_marker(user_id, request_id)
+                if stored is not None:
+                    previous = json.loads(stored)
+                    if previous.get("digest") != digest:
+                        raise RequestConflict(
+                            f"request_id {request_id!r} was already used with a different body; "
+                            "nothing was written. Use a new request_id for new content"
+                        )
+                    return AddResult(
+                        user_id=user_id, session_id=session_id, request_id=request_id, duplicate_request=True
+                    )
+            records, replaced = self._resolve(user_id, session_id, parsed, session_ms)
+            unique = len({r.id for r in records})
+            marker = None
+            if request_id is not None:
+                payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(records)})
+                marker = (user_id, request_id, payload)
+            self.store.add(records, marker=marker)
+        return AddResult(
+            user_id=user_id,
+            session_id=session_id,
+            request_id=request_id,
+            added=unique - replaced,
+            replaced=replaced,
+        )
+
+    def _resolve(
+        self, user_id: str, session_id: str, messages: list[Message], session_ms: int | None
+    ) -> tuple[list[Record], int]:
+        """Assign turns, ids and timestamps; count how many ids already exist (replacements)."""
+        tail = self.store.session_tail(user_id, session_id)
+        next_turn = tail.turn + 1 if tail is not None else 0
+        explicit_ids = [m.id for m in messages if m.id is not None]
+        existing = {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids else {}
+        fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
+        now_ms = int(time.time() * 1000)
+        records: list[Record] = []
+        prev_ts: int | None = None
+        for m in messages:
+            if m.turn is not None:
+                turn = m.turn
+            elif m.id is not None and m.id in existing and existing[m.id].session_id == session_id:
+                turn = existing[m.id].turn
+            else:
+                turn = next_turn
+            next_turn = max(next_turn, turn + 1)
+            if m.timestamp is not None:
+                ts = m.timestamp
+            elif prev_ts is not None:
+                ts = prev_ts
+            elif fallback_ts is not None:
+                ts = fallback_ts
+            else:
+                ts = now_ms
+            prev_ts = ts
+            msg_id = m.id if m.id is not None else f"{session_id}:{turn}"
+            records.append(
+                Record(
+                    user_id=user_id,
+                    session_id=session_id,
+                    id=msg_id,
+                    turn=turn,
+                    timestamp=ts,
+                    role=m.role,
+                    content=m.content,
+                    speaker=m.speaker,
+                    time_text=m.time_text,
+                )
+            )
+        ids = {r.id for r in records}
+        if not explicit_ids or len(explicit_ids) < len(records):
+            existing.update({h.id: h for h in self.store.get(user_id, [i for i in ids if i not in existing])})
+        replaced = sum(1 for i in ids if i in existing)
+        return records, replaced
+
+    def import_sessions(
+        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+    ) -> ImportResult:
+        """Bulk-add many sessions with few commits (every ~5,000 messages and at the end).
+
+        Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
+        with the number of messages written after each session.
+        """
+        total = ImportResult(user_id="*", session_id="*")
+        users: set[str] = set()
+        pending: list[list[Record]] = []
+        touched: set[tuple[str, str]] = set()
+        pending_n = 0
+
+        def flush() -> None:
+            nonlocal pending_n
+            if pending:
+                self.store.add_batches(pending)
+            pending.clear()
+            touched.clear()
+            pending_n = 0
+
+        with self._lock:
+            for log_ in logs:
+                user_id = _check_id("user_id", log_.user_id)
+                session_id = _check_id("session_id", log_.session_id)
+                if (user_id, session_id) in touched:
+                    flush()  # the session's tail must be committed before more turns are appended
+                messages = parse_messages(log_.messages)
+                records, replaced = self._resolve(user_id, session_id, messages, log_.date)
+                pending.append(records)
+                touched.add((user_id, session_id))
+                pending_n += len(records)
+                unique = len({r.id for r in records})
+                total.added += unique - replaced
+                total.replaced += replaced
+                total.sessions += 1
+                users.add(user_id)
+                if pending_n >= _IMPORT_CHUNK:
+                    flush()
+                if progress is not None:
+                    progress(len(records))
+            flush()
+        total.users = len(users)
+        return total
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
+        user_id = _check_id("user_id", user_id)
+        with self._lock:
+            return self.store.delete_user(user_id)
+
+    # ------------------------------------------------------------------ reading
+
+    def query(
+        self,
+        user_id: str,
+        text: str,
+        k: int = 10,
+        *,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
+        session_ids: Sequence[str] | None = None,
+        roles: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        """One raw BM25 query over ``user_id``'s messages (the primitive later layers build on).
+
+        ``text`` is analyzed into terms and never parsed as Lucene syntax. ``date_from``/``date_to`` are
+        inclusive; ``exclude`` lists message ids to skip. Filters apply before the top ``k``.
+        """
+        user_id = _check_id("user_id", user_id)
+        if not isinstance(text, str):
+            raise InvalidInput(f"text: expected a string, got {type(text).__name__}")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0 or k > 100_000:
+            raise InvalidInput("k: expected an integer between 0 and 100000")
+        filters = Filters(
+            time_from=_time_arg("date_from", date_from),
+            time_to=_time_arg("date_to", date_to),
+            session_ids=list(session_ids) if session_ids is not None else None,
+            roles=list(roles) if roles is not None else None,
+            exclude_ids=list(exclude) if exclude else None,
+        )
+        return self.store.query(user_id, text, k, filters)
+
+    def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
+        """Turns ``turn_from..turn_to`` (inclusive) of one session, in order."""
+        return self.store.window(
+            _check_id("user_id", user_id), _check_id("session_id", session_id), turn_from, turn_to
+        )
+
+    def session(self, user_id: str, session_id: str) -> list[Hit]:
+        """Every stored turn of one session, in order."""
+        return self.store.session(_check_id("user_id", user_id), _check_id("session_id", session_id))
+
+    def count(self, user_id: str | None = None) -> int:
+        """Messages stored for ``user_id``, or in all."""
+        return self.store.count(_check_id("user_id", user_id) if user_id is not None else None)
+
+    def stats(self) -> StoreStats:
+        """Message and user counts of the index."""
+        users = self.store.users()
+        per_user = {u: self.store.count(u) for u in users}
+        return StoreStats(
+            path=str(self.path) if self.path else ":memory:",
+            messages=self.store.count(),
+            users=len(users),
+            per_user=per_user,
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Release the index (and its write lock). Idempotent."""
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.path) if self.path else ':memory:'!r})"
+
+
+def _body_digest(session_id: str, messages: list[Message], session_ms: int | None) -> str:
+    body = {
+        "session_id": session_id,
+        "session_time": session_ms,
+        "messages": [m.model_dump(exclude_none=True) for m in messages],
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
