@@ -15,10 +15,10 @@ from typing import Any
 
 from refind.config import Settings, default_data_dir
 from refind.errors import InvalidInput, RequestConflict
-from refind.models import AddResult, Hit, Message, StoreStats, parse_messages, to_epoch_ms
+from refind.models import AddResult, Hit, Message, SessionLog, StoreStats, parse_messages, to_epoch_ms
 from refind.store.base import Filters, Record
 
-__all__ = ["ImportResult", "Memory", "SessionLog"]
+__all__ = ["ImportResult", "Memory"]
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +46,6 @@ def _time_arg(name: str, value: TimeLike | None) -> int | None:
         return to_epoch_ms(value)
     except ValueError as exc:
         raise InvalidInput(f"{name}: {exc}") from exc
-
-
-class SessionLog:
-    """One session of one user, as the loaders in :mod:`refind.io` yield it."""
-
-    __slots__ = ("date", "messages", "session_id", "user_id")
-
-    def __init__(
-        self, user_id: str, session_id: str, messages: list[Message], date: int | None = None
-    ) -> None:
-        self.user_id = user_id
-        self.session_id = session_id
-        self.messages = messages
-        self.date = date
-
-    def __repr__(self) -> str:
-        return f"SessionLog({self.user_id!r}, {self.session_id!r}, {len(self.messages)} messages)"
 
 
 class ImportResult(AddResult):
@@ -138,6 +121,7 @@ class Memory:
             request_id = _check_id("request_id", request_id)
         parsed = parse_messages(messages)
         session_ms = _time_arg("session_time", session_time)
+        session_text = session_time if isinstance(session_time, str) else None
         with self._lock:
             digest = None
             if request_id is not None:
@@ -153,7 +137,7 @@ class Memory:
                     return AddResult(
                         user_id=user_id, session_id=session_id, request_id=request_id, duplicate_request=True
                     )
-            records, replaced = self._resolve(user_id, session_id, parsed, session_ms)
+            records, replaced = self._resolve(user_id, session_id, parsed, session_ms, session_text)
             unique = len({r.id for r in records})
             marker = None
             if request_id is not None:
@@ -169,7 +153,12 @@ class Memory:
         )
 
     def _resolve(
-        self, user_id: str, session_id: str, messages: list[Message], session_ms: int | None
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        session_ms: int | None,
+        session_text: str | None = None,
     ) -> tuple[list[Record], int]:
         """Assign turns, ids and timestamps; count how many ids already exist (replacements)."""
         tail = self.store.session_tail(user_id, session_id)
@@ -178,8 +167,10 @@ class Memory:
         existing = {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids else {}
         fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
         now_ms = int(time.time() * 1000)
+        tail_text = tail.time_text if tail is not None else None
         records: list[Record] = []
         prev_ts: int | None = None
+        prev_text: str | None = None
         for m in messages:
             if m.turn is not None:
                 turn = m.turn
@@ -188,15 +179,17 @@ class Memory:
             else:
                 turn = next_turn
             next_turn = max(next_turn, turn + 1)
+            time_text = m.time_text
             if m.timestamp is not None:
                 ts = m.timestamp
             elif prev_ts is not None:
-                ts = prev_ts
+                ts, time_text = prev_ts, time_text or prev_text
             elif fallback_ts is not None:
                 ts = fallback_ts
+                time_text = time_text or (session_text if session_ms is not None else tail_text)
             else:
                 ts = now_ms
-            prev_ts = ts
+            prev_ts, prev_text = ts, time_text
             msg_id = m.id if m.id is not None else f"{session_id}:{turn}"
             records.append(
                 Record(
@@ -208,7 +201,7 @@ class Memory:
                     role=m.role,
                     content=m.content,
                     speaker=m.speaker,
-                    time_text=m.time_text,
+                    time_text=time_text,
                 )
             )
         ids = {r.id for r in records}
@@ -246,7 +239,7 @@ class Memory:
                 if (user_id, session_id) in touched:
                     flush()  # the session's tail must be committed before more turns are appended
                 messages = parse_messages(log_.messages)
-                records, replaced = self._resolve(user_id, session_id, messages, log_.date)
+                records, replaced = self._resolve(user_id, session_id, messages, log_.date, log_.date_text)
                 pending.append(records)
                 touched.add((user_id, session_id))
                 pending_n += len(records)

@@ -11,7 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from refind.errors import InvalidInput
 
-__all__ = ["AddResult", "Hit", "Message", "StoreStats", "to_epoch_ms", "validation_message"]
+__all__ = [
+    "AddResult",
+    "Hit",
+    "Message",
+    "SessionLog",
+    "StoreStats",
+    "parse_messages",
+    "to_epoch_ms",
+    "validation_message",
+]
 
 # Epoch ms outside 1900..2200 is almost surely seconds or garbage: refuse it instead of guessing.
 _MIN_MS = -2_208_988_800_000
@@ -120,6 +129,18 @@ class Hit(BaseModel):
     content: str
     score: float = 0.0
     time_text: str | None = None
+
+
+class SessionLog(BaseModel):
+    """One session of one user, as the loaders in :mod:`refind.io` yield it and
+    :meth:`refind.Memory.import_sessions` takes it. ``date`` is the session's epoch ms (messages without a
+    timestamp take it), ``date_text`` the date as the source wrote it."""
+
+    user_id: str
+    session_id: str
+    messages: list[Message]
+    date: int | None = None
+    date_text: str | None = None
 
 
 class AddResult(BaseModel):

@@ -1,0 +1,26 @@
+"""``python -m benchmarks perf|run|...``: one entry point for every benchmark."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "perf": ("benchmarks.perf", "store throughput and latency on a synthetic corpus"),
+    "run": ("benchmarks.runner", "quality of adapters on a dataset (scores, summary, scorecard, plot)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
+        print("usage: python -m benchmarks {" + ",".join(COMMANDS) + "} [options]\n")
+        for name, (_, what) in COMMANDS.items():
+            print(f"  {name:<6} {what}")
+        return 0 if argv and argv[0] in {"-h", "--help"} else 2
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return int(module.main(argv[1:]) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
