@@ -39,6 +39,10 @@ def to_epoch_ms(value: int | float | str | datetime | date) -> int:
         raise ValueError("a timestamp cannot be a boolean")
     if isinstance(value, int | float):
         ms = int(value)
+        if abs(ms) < 100_000_000_000:
+            raise ValueError(
+                f"timestamp {value} looks like epoch seconds (before 1973 as milliseconds); pass milliseconds"
+            )
         if not _MIN_MS <= ms <= _MAX_MS:
             raise ValueError(f"timestamp {value} is not epoch milliseconds between 1900 and 2200")
         return ms
@@ -50,7 +54,7 @@ def to_epoch_ms(value: int | float | str | datetime | date) -> int:
         text = value.strip()
         if not text:
             raise ValueError("empty timestamp string")
-        if re.fullmatch(r"-?\d{9,14}", text):
+        if re.fullmatch(r"-?\d{9,14}", text):  # digits only: epoch ms as text
             return to_epoch_ms(int(text))
         cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
         try:

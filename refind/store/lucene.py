@@ -8,15 +8,16 @@ MUST_NOT clause for excluded ids, all applied before top-k.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from refind import __version__
 from refind.config import Settings
@@ -37,7 +38,7 @@ __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-ANALYZER_NAME = "standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
+ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 _ANALYZER_FILTERS = ("cjkWidth", "lowercase", "cjkBigram", "englishPossessive", "stop", "porterStem")
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
@@ -91,7 +92,15 @@ class _J:
 
 
 def _build_analyzer(j: _J) -> Any:
-    builder = j.CustomAnalyzer.builder().withTokenizer("standard", j.HashMap())
+    # UAX#29 keeps "title:kayak" as one word (':' is MidLetter); chat text means two words there.
+    colon = j.HashMap()
+    colon.put("pattern", ":")
+    colon.put("replacement", " ")
+    builder = (
+        j.CustomAnalyzer.builder()
+        .addCharFilter("patternReplace", colon)
+        .withTokenizer("standard", j.HashMap())
+    )
     for name in _ANALYZER_FILTERS:
         builder = builder.addTokenFilter(name, j.HashMap())
     return builder.build()
@@ -182,6 +191,23 @@ def _decode_raw(raw: str, score: float = 0.0) -> Hit:
     )
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _reading(method: _F) -> _F:
+    """Serialize the read path. pyjnius binds the receiver of a Java method on the method object shared by
+    every instance of a class (kivy/pyjnius#287, #563), so two threads calling e.g. ``Document.get`` at once
+    can call it on each other's objects and crash the JVM. Reads share one lock; the write path uses other
+    Java methods (field setters, IndexWriter) and its own lock, so searches still run while a commit does."""
+
+    @functools.wraps(method)
+    def wrapper(self: LuceneStore, *args: Any, **kwargs: Any) -> Any:
+        with self._read_lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class LuceneStore:
     """Embedded Lucene index of chat messages.
 
@@ -202,6 +228,7 @@ class LuceneStore:
         self.read_only = read_only
         self._closed = False
         self._write_lock = threading.Lock()
+        self._read_lock = threading.RLock()
         self._writer: Any = None
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
         self._j = j = _J()
@@ -351,6 +378,7 @@ class LuceneStore:
         d.add(j.StoredField("raw", payload, signature="(Ljava/lang/String;Ljava/lang/String;)V"))
         self._writer.updateDocument(j.Term("key", key), d)
 
+    @_reading
     def request_marker(self, user_id: str, request_id: str) -> str | None:
         """The payload stored with a request id by an earlier :meth:`add`, or None."""
         key = _SEP + "request" + _SEP + user_id + _SEP + request_id
@@ -364,7 +392,7 @@ class LuceneStore:
         """Delete every message (and request marker) of ``user_id``; returns the number of messages removed."""
         self._check_writable()
         j = self._j
-        with self._write_lock, self._java_errors("delete"):
+        with self._read_lock, self._write_lock, self._java_errors("delete"):
             before = self.count(user_id)
             b = j.BooleanQueryBuilder()
             b.add(j.TermQuery(j.Term("user_id", user_id)), self._occur[1])
@@ -408,6 +436,7 @@ class LuceneStore:
                 raise StoreError(f"Lucene failed during {what} on {self.path or 'memory'}: {exc}") from exc
             raise
 
+    @_reading
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text`` (tokenized, lowercased, CJK bigrams, stopwords dropped, stemmed)."""
         if not text or not text.strip():
@@ -451,6 +480,7 @@ class LuceneStore:
             terms.add(j.BytesRef(v.encode()))
         return j.TermInSetQuery(field, terms)
 
+    @_reading
     def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
         """BM25 over ``contents`` for ``user_id``: the analyzed terms of ``text`` as a bag of words (never
         Lucene syntax), filters applied before top-``k``. Empty or stopword-only text returns []."""
@@ -477,6 +507,7 @@ class LuceneStore:
                 for sd in top.scoreDocs
             ]
 
+    @_reading
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
         """Turns ``turn_from..turn_to`` (inclusive) of one session, in turn order."""
         if turn_to < turn_from:
@@ -495,6 +526,7 @@ class LuceneStore:
         """Every turn of one session, in order."""
         return self.window(user_id, session_id, 0, 2**31 - 1)
 
+    @_reading
     def get(self, user_id: str, ids: Iterable[str]) -> list[Hit]:
         """Messages of ``user_id`` by message id (missing ids are simply absent)."""
         ids = list(dict.fromkeys(ids))
@@ -503,6 +535,7 @@ class LuceneStore:
         q = self._filter_query(user_id, None, self._term_set("key", [user_id + _SEP + i for i in ids]))
         return self._run(q, len(ids), scored=False)
 
+    @_reading
     def session_tail(self, user_id: str, session_id: str) -> Hit | None:
         """The last turn stored for a session, or None when the session is new."""
         j = self._j
@@ -514,6 +547,7 @@ class LuceneStore:
         hits = self._run(b.build(), 1, scored=False, sort=sort)
         return hits[0] if hits else None
 
+    @_reading
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in the whole index."""
         j = self._j
@@ -525,6 +559,7 @@ class LuceneStore:
         with self._java_errors("count"), self._searcher() as searcher:
             return int(searcher.count(q))
 
+    @_reading
     def users(self) -> list[str]:
         """User ids with at least one message, sorted."""
         j = self._j
@@ -550,7 +585,7 @@ class LuceneStore:
         """Commit nothing new, release the write lock and the directory. Safe to call twice."""
         if self._closed:
             return
-        with self._write_lock:
+        with self._read_lock, self._write_lock:
             self._closed = True
             try:
                 self._manager.close()

@@ -1,0 +1,39 @@
+"""Shared fixtures: real Lucene indexes in tmp_path, real data from ../shared/data."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import refind
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("REFIND_SHARED_DATA") or ROOT.parent / "shared" / "data")
+PYTHON = sys.executable
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not (SHARED_DATA / "locomo10_dev.json").exists():
+        pytest.fail(f"shared data not found at {SHARED_DATA}; set REFIND_SHARED_DATA")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[refind.Memory]:
+    m = refind.Memory(tmp_path / "index")
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def child_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for subprocesses that import refind (no inherited REFIND_* surprises)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["REFIND_DATA"] = str(tmp_path / "default-data")
+    return env
