@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 TimeLike = int | float | str | datetime | date
 _MAX_ID = 1000
-_IMPORT_CHUNK = 5000
+_IMPORT_CHUNK = 50_000  # messages per commit during a bulk import
 
 
 def _check_id(name: str, value: object) -> str:
@@ -159,16 +159,23 @@ class Memory:
         messages: list[Message],
         session_ms: int | None,
         session_text: str | None = None,
+        *,
+        new_user: bool = False,
+        pending: set[tuple[str, str]] | None = None,
     ) -> tuple[list[Record], int]:
-        """Assign turns, ids and timestamps; count how many ids already exist (replacements)."""
-        tail = self.store.session_tail(user_id, session_id)
+        """Assign turns, ids and timestamps; count how many ids already exist (replacements).
+
+        ``new_user`` means the caller knows the user has nothing stored (no lookups needed); ``pending`` holds
+        (user, id) pairs written but not yet committed in the same bulk import.
+        """
+        tail = None if new_user else self.store.session_tail(user_id, session_id)
         next_turn = tail.turn + 1 if tail is not None else 0
         explicit_ids = [m.id for m in messages if m.id is not None]
-        existing = {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids else {}
+        existing = {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids and not new_user else {}
         fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
-        now_ms = int(time.time() * 1000)
         tail_text = tail.time_text if tail is not None else None
-        records: list[Record] = []
+        now_ms = int(time.time() * 1000)
+        resolved: list[tuple[Message, str, int, int, str | None]] = []
         prev_ts: int | None = None
         prev_text: str | None = None
         for m in messages:
@@ -190,7 +197,20 @@ class Memory:
             else:
                 ts = now_ms
             prev_ts, prev_text = ts, time_text
-            msg_id = m.id if m.id is not None else f"{session_id}:{turn}"
+            resolved.append((m, m.id if m.id is not None else f"{session_id}:{turn}", turn, ts, time_text))
+        ids = {r[1] for r in resolved}
+        if not new_user:
+            missing = [i for i in ids if i not in existing]
+            if missing and (tail is not None or explicit_ids):
+                existing.update({h.id: h for h in self.store.get(user_id, missing)})
+        pending = pending if pending is not None else set()
+        seen: set[str] = set()
+        records = []
+        replaced = 0
+        for m, msg_id, turn, ts, time_text in resolved:
+            known = msg_id in existing or (user_id, msg_id) in pending
+            if known and msg_id not in seen:
+                replaced += 1
             records.append(
                 Record(
                     user_id=user_id,
@@ -202,18 +222,16 @@ class Memory:
                     content=m.content,
                     speaker=m.speaker,
                     time_text=time_text,
+                    replace=known or msg_id in seen,
                 )
             )
-        ids = {r.id for r in records}
-        if not explicit_ids or len(explicit_ids) < len(records):
-            existing.update({h.id: h for h in self.store.get(user_id, [i for i in ids if i not in existing])})
-        replaced = sum(1 for i in ids if i in existing)
+            seen.add(msg_id)
         return records, replaced
 
     def import_sessions(
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
-        """Bulk-add many sessions with few commits (every ~5,000 messages and at the end).
+        """Bulk-add many sessions with few commits (every ~50,000 messages and at the end).
 
         Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
         with the number of messages written after each session.
@@ -221,7 +239,10 @@ class Memory:
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         pending: list[list[Record]] = []
+        pending_keys: set[tuple[str, str]] = set()
         touched: set[tuple[str, str]] = set()
+        empty_users: dict[str, bool] = {}
+        seen_sessions: set[tuple[str, str]] = set()
         pending_n = 0
 
         def flush() -> None:
@@ -229,6 +250,7 @@ class Memory:
             if pending:
                 self.store.add_batches(pending)
             pending.clear()
+            pending_keys.clear()
             touched.clear()
             pending_n = 0
 
@@ -239,7 +261,19 @@ class Memory:
                 if (user_id, session_id) in touched:
                     flush()  # the session's tail must be committed before more turns are appended
                 messages = parse_messages(log_.messages)
-                records, replaced = self._resolve(user_id, session_id, messages, log_.date, log_.date_text)
+                if user_id not in empty_users:  # a user with nothing stored needs no per-session lookups
+                    empty_users[user_id] = self.store.count(user_id) == 0
+                records, replaced = self._resolve(
+                    user_id,
+                    session_id,
+                    messages,
+                    log_.date,
+                    log_.date_text,
+                    new_user=empty_users[user_id] and (user_id, session_id) not in seen_sessions,
+                    pending=pending_keys,
+                )
+                seen_sessions.add((user_id, session_id))
+                pending_keys.update((user_id, r.id) for r in records)
                 pending.append(records)
                 touched.add((user_id, session_id))
                 pending_n += len(records)

@@ -28,6 +28,7 @@ class Record:
     content: str
     speaker: str | None = None
     time_text: str | None = None
+    replace: bool = True  # False only when the caller knows the id is new (skips the delete-by-term)
 
 
 @dataclass(frozen=True, slots=True)

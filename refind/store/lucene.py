@@ -122,40 +122,52 @@ class _MessageDoc:
         self.session_dv = j.SortedDocValuesField("session_id", empty)
         self.turn_pt = j.IntPoint("turn", 0)
         self.turn_dv = j.NumericDocValuesField("turn", 0)
-        self.turn_st = j.StoredField("turn", 0, signature="(Ljava/lang/String;I)V")
         self.ts_pt = j.LongPoint("ts", 0)
         self.ts_dv = j.NumericDocValuesField("ts", 0)
-        self.ts_st = j.StoredField("ts", 0, signature="(Ljava/lang/String;J)V")
         self.role = j.StringField("role", "", yes)
         self.speaker = j.StringField("speaker", "", yes)
         self.contents = j.TextField("contents", "", no)
         self.raw = j.StoredField("raw", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
         self.bytes_ref = j.BytesRef
+        self._user: str | None = ""
+        self._session: str | None = ""
+        self._role: str | None = ""
+        self._speaker: str | None = ""
+        self._ts: int | None = 0
         self.doc = j.Document()
         for field in (
             self.key, self.kind, self.id, self.id_dv, self.user, self.session, self.session_dv,
-            self.turn_pt, self.turn_dv, self.turn_st, self.ts_pt, self.ts_dv, self.ts_st,
+            self.turn_pt, self.turn_dv, self.ts_pt, self.ts_dv,
             self.role, self.speaker, self.contents, self.raw,
         ):  # fmt: skip
             self.doc.add(field)
 
     def fill(self, r: Record) -> None:
-        idb = self.bytes_ref(r.id.encode())
-        sessb = self.bytes_ref(r.session_id.encode())
+        # A reused field keeps its value between documents: skip the JNI call when it did not change
+        # (user, session, role, speaker and time repeat across the turns of a session).
         self.key.setStringValue(r.user_id + _SEP + r.id)
         self.id.setStringValue(r.id)
-        self.id_dv.setBytesValue(idb)
-        self.user.setStringValue(r.user_id)
-        self.session.setStringValue(r.session_id)
-        self.session_dv.setBytesValue(sessb)
+        self.id_dv.setBytesValue(self.bytes_ref(r.id.encode()))
+        if r.user_id != self._user:
+            self._user = r.user_id
+            self.user.setStringValue(r.user_id)
+        if r.session_id != self._session:
+            self._session = r.session_id
+            self.session.setStringValue(r.session_id)
+            self.session_dv.setBytesValue(self.bytes_ref(r.session_id.encode()))
         self.turn_pt.setIntValue(r.turn)
         self.turn_dv.setLongValue(r.turn)
-        self.turn_st.setIntValue(r.turn)
-        self.ts_pt.setLongValue(r.timestamp)
-        self.ts_dv.setLongValue(r.timestamp)
-        self.ts_st.setLongValue(r.timestamp)
-        self.role.setStringValue(r.role)
-        self.speaker.setStringValue(r.speaker or "")
+        if r.timestamp != self._ts:
+            self._ts = r.timestamp
+            self.ts_pt.setLongValue(r.timestamp)
+            self.ts_dv.setLongValue(r.timestamp)
+        if r.role != self._role:
+            self._role = r.role
+            self.role.setStringValue(r.role)
+        speaker = r.speaker or ""
+        if speaker != self._speaker:
+            self._speaker = speaker
+            self.speaker.setStringValue(speaker)
         self.contents.setStringValue(r.content)
         self.raw.setStringValue(_encode_raw(r))
 
@@ -360,7 +372,10 @@ class LuceneStore:
             for records in batches:
                 for r in records:
                     doc.fill(r)
-                    writer.updateDocument(j.Term("key", r.user_id + _SEP + r.id), doc.doc)
+                    if r.replace:
+                        writer.updateDocument(j.Term("key", r.user_id + _SEP + r.id), doc.doc)
+                    else:
+                        writer.addDocument(doc.doc)
                     written += 1
             if marker is not None:
                 self._write_marker(*marker)
