@@ -26,13 +26,139 @@ from pathlib import Path
 import refind
 from refind.models import Message, SessionLog
 
-NAMES = "Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia Peggy Rupert Sybil Trent Victor Walter Yara Zoe Priya Kenji Lucia Omar Fatima Diego Mei Sven Aisha".split()
-PLACES = "Lisbon Berlin Kyoto Austin Nairobi Oslo Lima Denver Porto Seoul Boston Prague Cairo Quito Hanoi Dublin Seattle Madrid Tunis Bergen".split()
-FOODS = "ramen tacos paella sushi curry pho lasagna falafel dumplings risotto pancakes burritos kimchi goulash bagels".split()
-ACTIVITIES = "hiking kayaking pottery climbing running painting chess yoga baking swimming cycling gardening salsa dancing photography".split()
-THINGS = "guitar laptop bike camera passport tent kettle notebook telescope backpack sofa printer drone violin blender".split()
-WORK = "deadline report launch migration interview review budget roadmap sprint release outage invoice contract audit".split()
-FEELINGS = "excited tired nervous happy stressed relieved curious proud anxious grateful".split()
+NAMES = [
+    "Alice",
+    "Bob",
+    "Carol",
+    "Dave",
+    "Erin",
+    "Frank",
+    "Grace",
+    "Heidi",
+    "Ivan",
+    "Judy",
+    "Mallory",
+    "Niaj",
+    "Olivia",
+    "Peggy",
+    "Rupert",
+    "Sybil",
+    "Trent",
+    "Victor",
+    "Walter",
+    "Yara",
+    "Zoe",
+    "Priya",
+    "Kenji",
+    "Lucia",
+    "Omar",
+    "Fatima",
+    "Diego",
+    "Mei",
+    "Sven",
+    "Aisha",
+]
+PLACES = [
+    "Lisbon",
+    "Berlin",
+    "Kyoto",
+    "Austin",
+    "Nairobi",
+    "Oslo",
+    "Lima",
+    "Denver",
+    "Porto",
+    "Seoul",
+    "Boston",
+    "Prague",
+    "Cairo",
+    "Quito",
+    "Hanoi",
+    "Dublin",
+    "Seattle",
+    "Madrid",
+    "Tunis",
+    "Bergen",
+]
+FOODS = [
+    "ramen",
+    "tacos",
+    "paella",
+    "sushi",
+    "curry",
+    "pho",
+    "lasagna",
+    "falafel",
+    "dumplings",
+    "risotto",
+    "pancakes",
+    "burritos",
+    "kimchi",
+    "goulash",
+    "bagels",
+]
+ACTIVITIES = [
+    "hiking",
+    "kayaking",
+    "pottery",
+    "climbing",
+    "running",
+    "painting",
+    "chess",
+    "yoga",
+    "baking",
+    "swimming",
+    "cycling",
+    "gardening",
+    "salsa",
+    "dancing",
+    "photography",
+]
+THINGS = [
+    "guitar",
+    "laptop",
+    "bike",
+    "camera",
+    "passport",
+    "tent",
+    "kettle",
+    "notebook",
+    "telescope",
+    "backpack",
+    "sofa",
+    "printer",
+    "drone",
+    "violin",
+    "blender",
+]
+WORK = [
+    "deadline",
+    "report",
+    "launch",
+    "migration",
+    "interview",
+    "review",
+    "budget",
+    "roadmap",
+    "sprint",
+    "release",
+    "outage",
+    "invoice",
+    "contract",
+    "audit",
+]
+FEELINGS = [
+    "excited",
+    "tired",
+    "nervous",
+    "happy",
+    "stressed",
+    "relieved",
+    "curious",
+    "proud",
+    "anxious",
+    "grateful",
+]
 TEMPLATES = [
     "I went {activity} with {name} in {place} last weekend and it was great.",
     "Can you remind me what {name} said about the {work} next week?",
@@ -54,7 +180,11 @@ TEMPLATES = [
 
 def _message_texts(rng: random.Random) -> Iterator[str]:
     while True:
-        t = TEMPLATES[min(int(rng.paretovariate(1.2)) - 1, len(TEMPLATES) - 1) if rng.random() < 0.5 else rng.randrange(len(TEMPLATES))]
+        t = TEMPLATES[
+            min(int(rng.paretovariate(1.2)) - 1, len(TEMPLATES) - 1)
+            if rng.random() < 0.5
+            else rng.randrange(len(TEMPLATES))
+        ]
         yield t.format(
             name=rng.choice(NAMES),
             name2=rng.choice(NAMES),
@@ -95,7 +225,9 @@ def corpus(n_messages: int, n_users: int, seed: int) -> Iterator[SessionLog]:
             )
             for i in range(size)
         ]
-        yield SessionLog.model_construct(user_id=user, session_id=f"s{session_no}", messages=messages, date=day, date_text=None)
+        yield SessionLog.model_construct(
+            user_id=user, session_id=f"s{session_no}", messages=messages, date=day, date_text=None
+        )
         produced += size
         session_no += 1
 
@@ -112,7 +244,15 @@ def _pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def run(messages: int, users: int, out: Path, seed: int = 7, adds: int = 200, queries: int = 500, index_dir: Path | None = None) -> dict:
+def run(
+    messages: int,
+    users: int,
+    out: Path,
+    seed: int = 7,
+    adds: int = 200,
+    queries: int = 500,
+    index_dir: Path | None = None,
+) -> dict:
     from tqdm import tqdm
 
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-")) if index_dir is None else index_dir
@@ -130,7 +270,14 @@ def run(messages: int, users: int, out: Path, seed: int = 7, adds: int = 200, qu
         add_ms = []
         for i in tqdm(range(adds), desc="add20", file=sys.stderr, mininterval=1.0):
             user = f"user-{rng.randrange(users):05d}"
-            batch = [{"role": "user" if j % 2 == 0 else "assistant", "content": next(texts), "timestamp": START_MS + YEAR_MS + i * 60_000 + j} for j in range(20)]
+            batch = [
+                {
+                    "role": "user" if j % 2 == 0 else "assistant",
+                    "content": next(texts),
+                    "timestamp": START_MS + YEAR_MS + i * 60_000 + j,
+                }
+                for j in range(20)
+            ]
             t = time.perf_counter()
             mem.add(user, f"live-{i}", batch)
             add_ms.append((time.perf_counter() - t) * 1000)
@@ -143,7 +290,9 @@ def run(messages: int, users: int, out: Path, seed: int = 7, adds: int = 200, qu
             words = " ".join(rng.sample(vocab, rng.randint(2, 4)))
             start = START_MS + rng.randrange(YEAR_MS - 30 * 86_400_000)
             t = time.perf_counter()
-            hits = mem.query(user, f"what about {words}?", k=50, date_from=start, date_to=start + 30 * 86_400_000)
+            hits = mem.query(
+                user, f"what about {words}?", k=50, date_from=start, date_to=start + 30 * 86_400_000
+            )
             query_ms.append((time.perf_counter() - t) * 1000)
             hits_total += len(hits)
         mem.close()

@@ -171,7 +171,9 @@ class Memory:
         tail = None if new_user else self.store.session_tail(user_id, session_id)
         next_turn = tail.turn + 1 if tail is not None else 0
         explicit_ids = [m.id for m in messages if m.id is not None]
-        existing = {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids and not new_user else {}
+        existing = (
+            {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids and not new_user else {}
+        )
         fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
         tail_text = tail.time_text if tail is not None else None
         now_ms = int(time.time() * 1000)
