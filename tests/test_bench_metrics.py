@@ -1,0 +1,122 @@
+"""benchmarks.metrics against hand-computed cases, plus invariants over random rankings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks import metrics as m
+
+
+def test_session_metrics_hand_computed() -> None:
+    ranked = ["a", "b", "a", "c", "d", "e", "f"]  # the repeat of "a" is dropped: a b c d e | f
+    gold = {"c", "x"}
+    assert m.precision_at_k(ranked, gold, 5) == pytest.approx(1 / 5)
+    assert m.recall_at_k(ranked, gold, 5) == pytest.approx(1 / 2)
+    assert m.recall_all_at_k(ranked, gold, 5) == 0.0
+    assert m.hit_at_k(ranked, gold, 5) == 1.0
+    # DCG = 1/log2(3+1) (c at rank 3); ideal = 1/log2(2) + 1/log2(3) (two gold, K = 5)
+    assert m.ndcg_at_k(ranked, gold, 5) == pytest.approx(0.5 / (1 + 1 / math.log2(3)))
+    assert m.top_gold_rank(ranked, gold) == 3
+    assert m.reciprocal_rank(ranked, gold) == pytest.approx(1 / 3)
+    assert m.hit_at_k(ranked, gold, 2) == 0.0
+    assert m.top_gold_rank(ranked, {"zz"}) is None
+    assert m.reciprocal_rank(ranked, {"zz"}) == 0.0
+
+
+def test_precision_counts_empty_slots_and_recall_all() -> None:
+    assert m.precision_at_k(["g"], {"g"}, 5) == pytest.approx(0.2)
+    assert m.precision_at_k([], {"g"}, 5) == 0.0
+    assert m.recall_all_at_k(["g", "h", "i"], {"g", "i"}, 3) == 1.0
+    assert m.recall_all_at_k(["g", "h", "i"], {"g", "i"}, 2) == 0.0
+    assert m.ndcg_at_k(["g", "i"], {"g", "i"}, 5) == pytest.approx(1.0)
+    assert m.ndcg_at_k(["h", "g"], {"g"}, 5) == pytest.approx(1 / math.log2(3))
+    with pytest.raises(ValueError):
+        m.recall_at_k(["a"], set(), 5)
+    with pytest.raises(ValueError):
+        m.precision_at_k(["a"], {"a"}, 0)
+
+
+def test_evidence_tokens_is_the_prefix_up_to_the_kth_session() -> None:
+    sessions, tokens = ["s1", "s1", "s2", "s3", "s1"], [10, 20, 30, 40, 50]
+    assert m.evidence_tokens(sessions, tokens, 1) == 30  # both s1 items before s2 appears
+    assert m.evidence_tokens(sessions, tokens, 2) == 60
+    assert m.evidence_tokens(sessions, tokens, 3) == 150  # s1's later item belongs to a top-3 session
+    assert m.evidence_tokens(sessions, tokens, 5) == 150  # fewer sessions than K: everything
+    assert m.evidence_tokens([], [], 5) == 0
+
+
+def test_turn_recall_counts_only_items_that_fit_whole() -> None:
+    turns = [("t1",), ("t2", "t9"), ("t3",)]
+    tokens = [400, 700, 100]
+    gold = {"t1", "t3"}
+    assert m.turn_recall_at_budget(turns, tokens, gold, 300) == 0.0
+    assert m.turn_recall_at_budget(turns, tokens, gold, 1000) == 0.5  # 400 fits, 400+700 does not: stop
+    assert m.turn_recall_at_budget(turns, tokens, gold, 1200) == 1.0  # 400+700+100 = 1200 fits exactly
+    assert m.turn_recall_at_budget([None, ("t3",)], [5, 5], gold, 100) == 0.5
+    with pytest.raises(ValueError):
+        m.turn_recall_at_budget(turns, tokens, set(), 1000)
+
+
+def test_percentile_interpolates_like_numpy() -> None:
+    assert m.percentile([4, 1, 3, 2], 50) == pytest.approx(2.5)
+    assert m.percentile([1, 2, 3, 4], 95) == pytest.approx(3.85)
+    assert m.percentile([7], 95) == 7
+    assert m.percentile([], 50) is None
+    assert m.mean([1, None, 3]) == 2
+    assert m.mean([None]) is None
+
+
+def test_score_question_with_and_without_gold() -> None:
+    row = m.score_question(
+        ["s1", "s2", "s1"], [("a",), ("b",), ("c",)], [600, 600, 600], ["s1"], ["a", "c"], 5
+    )
+    assert row["ranked_sessions"] == ["s1", "s2"]
+    assert row["precision_at_k"] == pytest.approx(0.2)
+    assert row["recall_all_at_k"] == 1.0
+    assert row["evidence_tokens"] == 1800
+    assert row["turn_recall_at_budget"] == {"1000": 0.5, "2000": 1.0, "4000": 1.0}
+    abstain = m.score_question(["s1"], [None], [10], [], None, 5)
+    assert abstain["precision_at_k"] is None and abstain["top_gold_rank"] is None
+    assert abstain["turn_recall_at_budget"] is None
+    assert abstain["evidence_tokens"] == 10
+    failed = m.failed_question(["s1"], ["a"])
+    assert failed["recall_at_k"] == 0.0 and failed["turn_recall_at_budget"]["4000"] == 0.0
+
+
+def _row(qtype: str, p: float, latency: float, abstention: bool = False) -> dict:
+    base = m.score_question(["s1"] if p else ["s9"], [("t",)], [10], [] if abstention else ["s1"], None, 1)
+    return base | {"type": qtype, "abstention": abstention, "latency_ms": latency, "status": "ok"}
+
+
+def test_aggregate_by_type_and_abstention_apart() -> None:
+    rows = [_row("x", 1, 1.0), _row("x", 0, 2.0), _row("y", 1, 3.0), _row("x", 0, 4.0, abstention=True)]
+    out = m.aggregate(rows)
+    assert out["n"] == 3
+    assert out["precision_at_k"] == pytest.approx(2 / 3)
+    assert out["hit_rate"] == pytest.approx(2 / 3)
+    assert out["by_type"]["x"]["n"] == 2 and out["by_type"]["x"]["hit_rate"] == 0.5
+    assert out["by_type"]["y"]["recall_at_k"] == 1.0
+    assert out["latency_p50_ms"] == pytest.approx(2.5)  # over every query, abstention included
+    assert out["by_type"]["x"]["latency_p50_ms"] == pytest.approx(1.5)
+    assert out["abstention"]["n"] == 1
+    assert out["turn_recall_at_budget"] is None
+    assert out["errors"] == 0
+
+
+ids = st.sampled_from(list("abcdefghij"))
+
+
+@given(st.lists(ids, max_size=15), st.sets(ids, min_size=1, max_size=5), st.integers(1, 12))
+def test_metric_invariants(ranked: list[str], gold: set[str], k: int) -> None:
+    p, r = m.precision_at_k(ranked, gold, k), m.recall_at_k(ranked, gold, k)
+    assert 0 <= p <= 1 and 0 <= r <= 1
+    assert p * k == pytest.approx(r * len(gold))
+    assert m.recall_all_at_k(ranked, gold, k) <= r <= m.hit_at_k(ranked, gold, k)
+    assert 0 <= m.ndcg_at_k(ranked, gold, k) <= 1 + 1e-12
+    assert m.recall_at_k(ranked, gold, k + 1) >= r
+    rank = m.top_gold_rank(ranked, gold)
+    assert (rank is not None and rank <= k) == (m.hit_at_k(ranked, gold, k) == 1.0)
