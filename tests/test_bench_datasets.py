@@ -1,0 +1,139 @@
+"""benchmarks.datasets on the real development splits (../shared/data) and on small hand-made files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.datasets import load_dataset, select_questions
+from refind.errors import InvalidInput
+from refind.io import read_json
+
+
+def _haystacks(ds) -> dict:
+    return dict(ds.haystacks({q.haystack for q in ds.questions}))
+
+
+def test_coding_life(shared_data: Path) -> None:
+    ds = load_dataset("coding-life", shared_data / "coding-agent-life-v1")
+    raw = read_json(shared_data / "coding-agent-life-v1" / "sessions.json")
+    assert len(ds.questions) == 15 and not ds.skipped and not ds.turn_level
+    (sessions,) = _haystacks(ds).values()
+    assert [s.id for s in sessions] == [r["id"] for r in raw]  # file order: grep's tie order
+    assert [s.text for s in sessions] == [r["content"] for r in raw]  # the content, verbatim
+    assert {m.role for s in sessions for m in s.messages} == {"user", "assistant"}
+    assert all(s.date is not None for s in sessions)
+    known = {s.id for s in sessions}
+    assert all(set(q.gold_sessions) <= known and q.gold_turns is None and q.now is None for q in ds.questions)
+
+
+def test_locomo(shared_data: Path) -> None:
+    path = shared_data / "locomo10_dev.json"
+    ds = load_dataset("locomo", path)
+    total = sum(len(c["qa"]) for c in read_json(path))
+    assert total == 999
+    assert len(ds.questions) == 995
+    assert dict(ds.skipped) == {"no_evidence": 2, "unresolved_evidence": 2}
+    assert len(ds.questions) + sum(ds.skipped.values()) == total
+    assert ds.notes["evidence_spelling_normalized"] == 2  # "D8:6; D9:17" and "D:11:26"
+    assert ds.turn_level
+    assert Counter(q.type for q in ds.questions) == {
+        "single-hop": 417,
+        "adversarial": 237,
+        "temporal": 156,
+        "multi-hop": 141,
+        "open-domain": 44,
+    }
+    haystacks = _haystacks(ds)
+    assert len(haystacks) == 5
+    for q in ds.questions:  # every gold turn resolves; gold sessions are exactly the sessions holding them
+        turn_session = {t: s.id for s in haystacks[q.haystack] for t in s.turn_ids}
+        assert q.gold_turns and all(t in turn_session for t in q.gold_turns)
+        assert set(q.gold_sessions) == {turn_session[t] for t in q.gold_turns}
+        assert q.now is None and not q.abstention
+
+
+def test_longmemeval(shared_data: Path) -> None:
+    ds = load_dataset("longmemeval", shared_data / "longmemeval_s_dev.json.gz")
+    assert len(ds.questions) == 50 and not ds.skipped and ds.turn_level
+    abstention = [q for q in ds.questions if q.abstention]
+    assert [q.id.endswith("_abs") for q in abstention] == [True, True]
+    assert all(q.gold_sessions == () and q.gold_turns is None for q in abstention)
+    answerable = [q for q in ds.questions if not q.abstention]
+    assert Counter(q.type for q in answerable) == {t: 8 for t in Counter(q.type for q in answerable)}
+    haystacks = _haystacks(ds)
+    assert set(haystacks) == {q.id for q in ds.questions}
+    assert ds.notes["duplicate_sessions_coalesced"] == 2
+    for q in answerable:
+        sessions = {s.id: s for s in haystacks[q.haystack]}
+        assert set(q.gold_sessions) <= set(sessions)
+        assert q.gold_turns, q.id  # every answerable dev question has has_answer turns
+        assert all(
+            t.rsplit(":", 1)[0] in q.gold_sessions and t in sessions[t.rsplit(":", 1)[0]].turn_ids
+            for t in q.gold_turns
+        )
+        assert q.now is not None and q.now_text
+    assert len({s.id for s in haystacks["e47becba"]}) == len(haystacks["e47becba"])
+
+
+def test_select_questions(shared_data: Path) -> None:
+    ds = load_dataset("longmemeval", shared_data / "longmemeval_s_dev.json.gz")
+    picked = select_questions(ds.questions, stratify=1)
+    assert len(picked) == 7  # six types plus the abstention bucket
+    assert sum(q.abstention for q in picked) == 1
+    order = [q.id for q in ds.questions]
+    assert [order.index(q.id) for q in picked] == sorted(order.index(q.id) for q in picked)
+    assert (
+        select_questions(ds.questions, stratify=2, limit=3) == select_questions(ds.questions, stratify=2)[:3]
+    )
+    assert select_questions(ds.questions, limit=4) == ds.questions[:4]
+
+
+def _locomo_file(tmp_path: Path, evidence: list[list[str]]) -> Path:
+    conv = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat."},
+            {"speaker": "Bob", "dia_id": "D1:2", "text": "What is its name?"},
+        ],
+        "session_2_date_time": "2:00 pm on 9 May, 2023",
+        "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Her name is Miso."}],
+    }
+    qa = [
+        {"question": f"q{i}", "answer": "a", "evidence": ev, "category": 4} for i, ev in enumerate(evidence)
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "c1", "conversation": conv, "qa": qa}]))
+    return path
+
+
+def test_locomo_evidence_rules(tmp_path: Path) -> None:
+    path = _locomo_file(tmp_path, [["D1:1", "D2:1"], ["D1:2; D2:1"], ["D:2:1"], ["D9:9"], ["D1:1", "D"], []])
+    ds = load_dataset("locomo", path)
+    assert [q.gold_turns for q in ds.questions] == [("D1:1", "D2:1"), ("D1:2", "D2:1"), ("D2:1",)]
+    assert ds.questions[0].gold_sessions == ("session_1", "session_2")
+    assert dict(ds.skipped) == {"unresolved_evidence": 2, "no_evidence": 1}
+    assert ds.notes["evidence_spelling_normalized"] == 2
+    assert ds.questions[0].id == "c1/qa0"
+
+
+def test_coding_life_gold_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "sessions.json").write_text(json.dumps([{"id": "s1", "content": "[user] hi there\nmore"}]))
+    queries = [
+        {"id": "a", "type": "t", "question": "hi?", "goldSessionIds": ["s1"]},
+        {"id": "b", "type": "t", "question": "x?", "goldSessionIds": ["nope"]},
+        {"id": "c", "type": "t", "question": "y?", "goldSessionIds": []},
+    ]
+    (tmp_path / "queries.json").write_text(json.dumps(queries))
+    ds = load_dataset("coding-life", tmp_path)
+    assert [q.id for q in ds.questions] == ["a"]
+    assert dict(ds.skipped) == {"gold_not_in_haystack": 1, "no_gold": 1}
+    (session,) = next(iter(ds.haystacks({ds.questions[0].haystack})))[1]
+    assert session.messages[0].content == "hi there\nmore" and session.messages[0].id == "s1:0"
+    with pytest.raises(InvalidInput):
+        load_dataset("nope", tmp_path)
