@@ -1,0 +1,41 @@
+"""Adapters the runner can evaluate, by name. See :mod:`benchmarks.adapters.base` for the protocol.
+
+| name | what | runs offline |
+|---|---|---|
+| ``grep`` | the seed framework's token-substring baseline | yes |
+| ``bm25`` | one Lucene BM25 query over messages (refind's store), sessions by best message | yes |
+| ``refind`` | ``Memory.search`` with the default (heuristic) agent | yes, once search exists |
+| ``refind-llm`` | ``Memory.search`` with the LLM agent | no: OpenAI-compatible endpoint |
+| ``vector`` | OpenAI ``text-embedding-3-small``, cosine | no: OpenAI-compatible endpoint |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.adapters.base import Adapter, AdapterConfig, RankedItem
+from benchmarks.adapters.bm25 import BM25Adapter
+from benchmarks.adapters.grep import GrepAdapter
+from benchmarks.adapters.refind_agent import RefindAdapter, RefindLLMAdapter
+from benchmarks.adapters.vector import VectorAdapter
+
+__all__ = ["ADAPTERS", "Adapter", "AdapterConfig", "RankedItem", "create", "unavailable"]
+
+ADAPTERS: dict[str, Any] = {
+    "grep": GrepAdapter,
+    "bm25": BM25Adapter,
+    "refind": RefindAdapter,
+    "refind-llm": RefindLLMAdapter,
+    "vector": VectorAdapter,
+}
+
+
+def unavailable(name: str) -> str | None:
+    """Why adapter ``name`` cannot run here, or None when it can."""
+    return ADAPTERS[name].unavailable()
+
+
+def create(name: str) -> Adapter:
+    """A new adapter instance by name."""
+    adapter: Adapter = ADAPTERS[name]()
+    return adapter

@@ -1,0 +1,110 @@
+"""``refind`` and ``refind-llm``: refind's own search (the agent loop), through ``Memory.search``.
+
+The wiring assumes the API of DESIGN.md §6-7, which another issue is building:
+``mem.search(question, user_id, now=ms_or_None, top_k=k[, agent=...]) -> SearchResult`` whose
+``evidence`` is a list of blocks with ``session_id``, ``turns`` (each with ``id``, ``turn``, ``content``,
+``role``/``speaker``) and ``score``. Until ``refind.Memory`` has ``search`` both adapters are skipped with a
+one-line reason. Everything that touches that API is in :meth:`RefindAdapter._search` and
+:func:`_items`, so it is a small change when the API settles.
+
+Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
+blocks); each is rendered as a session header and its turns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.adapters.base import AdapterConfig, RankedItem, render_message
+from benchmarks.adapters.bm25 import _USER, open_haystack
+from benchmarks.datasets import Question, Session
+
+__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
+
+
+def openai_configured() -> bool:
+    """True when an OpenAI key or an OpenAI-compatible base URL is set in the environment."""
+    return bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+
+
+@dataclass
+class _State:
+    memory: Any
+
+
+def _render_block(block: Any) -> str:
+    date = getattr(block, "date_text", None) or getattr(block, "time_text", None)
+    head = f"[session {block.session_id}" + (f", {date}]" if date else "]")
+    lines = [
+        render_message(getattr(t, "speaker", None), getattr(t, "role", "") or "", getattr(t, "content", ""))
+        for t in block.turns
+    ]
+    return "\n".join([head, *lines])
+
+
+def _items(result: Any) -> list[RankedItem]:
+    blocks = sorted(result.evidence, key=lambda b: -float(getattr(b, "score", 0.0) or 0.0))
+    return [
+        RankedItem(
+            session_id=str(b.session_id),
+            score=float(getattr(b, "score", 0.0) or 0.0),
+            text=_render_block(b),
+            turn_ids=tuple(str(t.id) for t in b.turns if getattr(t, "id", None) is not None),
+        )
+        for b in blocks
+    ]
+
+
+class RefindAdapter:
+    name = "refind"
+
+    @staticmethod
+    def unavailable() -> str | None:
+        import refind
+
+        if not hasattr(refind.Memory, "search"):
+            return "refind.Memory has no search() yet (the search agent is a separate issue)"
+        return None
+
+    def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
+        return _State(open_haystack(sessions))
+
+    def _search(self, state: _State, question: Question, k: int) -> Any:
+        return state.memory.search(question.text, _USER, now=question.now, top_k=k)
+
+    def query(self, question: Question, state: _State, k: int) -> list[RankedItem]:
+        return _items(self._search(state, question, k))
+
+    def teardown(self, state: _State) -> None:
+        state.memory.close()
+
+
+class RefindLLMAdapter(RefindAdapter):
+    """refind's search with the LLM planner (``refind.LLMAgent``), configured from the environment."""
+
+    name = "refind-llm"
+
+    @staticmethod
+    def unavailable() -> str | None:
+        import refind
+
+        reasons = []
+        if not openai_configured():
+            reasons.append("needs OPENAI_API_KEY or OPENAI_BASE_URL (an OpenAI-compatible endpoint)")
+        if not hasattr(refind.Memory, "search"):
+            reasons.append("refind.Memory has no search() yet")
+        elif not hasattr(refind, "LLMAgent"):
+            reasons.append("refind has no LLMAgent yet")
+        return "; ".join(reasons) or None
+
+    def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
+        import refind
+
+        self._agent = refind.LLMAgent()  # type: ignore[attr-defined]
+        return super().init(sessions, config)
+
+    def _search(self, state: _State, question: Question, k: int) -> Any:
+        return state.memory.search(question.text, _USER, now=question.now, top_k=k, agent=self._agent)
