@@ -1,0 +1,201 @@
+"""Render a run's summary as a markdown scorecard and a plot (matplotlib, Agg backend, imported lazily)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["plot", "scorecard"]
+
+_METRICS = (
+    ("precision_at_k", "P@K"),
+    ("recall_at_k", "R@K"),
+    ("recall_all_at_k", "recall_all@K"),
+    ("hit_rate", "hit@K"),
+    ("ndcg_at_k", "nDCG@K"),
+    ("mrr", "MRR"),
+)
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
+    t = stats.get("turn_recall_at_budget")
+    return [_f(t.get(str(b)) if t else None) for b in budgets]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 2 else "--:" for i in range(len(header))) + "|",
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+
+
+def scorecard(summary: dict[str, Any]) -> str:
+    """The scorecard markdown of a summary (deterministic apart from the latency columns)."""
+    k = summary["k"]
+    budgets = summary.get("budgets", [1000, 2000, 4000])
+    turn_level = summary.get("turn_level")
+    adapters: dict[str, Any] = summary["adapters"]
+
+    def label(text: str) -> str:
+        return text.replace("K", str(k))
+
+    out = [f"# Scorecard: {summary['dataset']}, K = {k}", ""]
+    sel = summary.get("selection", {})
+    picked = [
+        f"stratify {sel['stratify']}" if sel.get("stratify") else "",
+        f"limit {sel['limit']}" if sel.get("limit") else "",
+    ]
+    picked_text = ", ".join(p for p in picked if p)
+    out.append(
+        f"- questions: {summary['n_questions']} ({summary.get('n_answerable', '?')} answerable, "
+        f"{summary.get('n_abstention', 0)} abstention) of {sel.get('n_available', '?')} loaded"
+        + (f" ({picked_text})" if picked_text else "")
+    )
+    sq = summary.get("skipped_questions", {})
+    if sq.get("total"):
+        reasons = ", ".join(f"{v} {r}" for r, v in sq["by_reason"].items())
+        out.append(f"- QA items skipped while loading: {sq['total']} ({reasons})")
+    else:
+        out.append("- QA items skipped while loading: 0")
+    if summary.get("data_notes"):
+        out.append("- data notes: " + ", ".join(f"{v} {n}" for n, v in summary["data_notes"].items()))
+    out.append("- adapters run: " + (", ".join(adapters) or "none"))
+    for name, reason in summary.get("skipped_adapters", {}).items():
+        out.append(f"- adapter skipped: `{name}`: {reason}")
+    for name, settings in summary.get("adapter_settings", {}).items():
+        out.append(f"- `{name}` settings: " + ", ".join(f"{k_}={v}" for k_, v in settings.items()))
+    data = summary.get("data", {})
+    if data:
+        digests = ", ".join(f"{n} sha256 {d[:12]}…" for n, d in data.get("sha256", {}).items())
+        out.append(f"- data: `{data.get('path')}` ({digests})")
+    out.append(f"- tokens: {summary.get('tokenizer')}")
+    env = summary.get("environment", {})
+    if env:
+        out.append(
+            f"- environment: Python {env.get('python')}, {env.get('platform')}, {env.get('cpus')} CPUs, "
+            f"refind {env.get('refind')}"
+        )
+    if summary.get("command"):
+        out += ["", "```", summary["command"], "```"]
+
+    head = ["adapter", "n", *(label(t) for _, t in _METRICS), "p50 ms", "p95 ms", "evidence tokens"]
+    if turn_level:
+        head += [f"turns@{b}" for b in budgets]
+    rows = []
+    for name, stats in adapters.items():
+        row = [f"`{name}`", _f(stats["n"]), *(_f(stats[m]) for m, _ in _METRICS)]
+        row += [
+            _f(stats["latency_p50_ms"], 1),
+            _f(stats["latency_p95_ms"], 1),
+            _f(stats["evidence_tokens_mean"], 0),
+        ]
+        if turn_level:
+            row += _turns(stats, budgets)
+        rows.append(row)
+    out += ["", "## All answerable questions", "", *_table(head, rows)]
+    errors = {n: s.get("errors") for n, s in adapters.items() if s.get("errors")}
+    if errors:
+        out += ["", "Errors (scored as misses): " + ", ".join(f"`{n}` {e}" for n, e in errors.items())]
+
+    types: list[str] = []
+    for stats in adapters.values():
+        types += [t for t in stats["by_type"] if t not in types]
+    if types:
+        head = ["type", "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
+        if turn_level:
+            head += [f"turns@{b}" for b in budgets]
+        rows = []
+        for t in types:
+            for name, stats in adapters.items():
+                s = stats["by_type"].get(t)
+                if s is None:
+                    continue
+                row = [
+                    t,
+                    f"`{name}`",
+                    _f(s["n"]),
+                    *(_f(s[m]) for m, _ in _METRICS),
+                    _f(s["evidence_tokens_mean"], 0),
+                ]
+                if turn_level:
+                    row += _turns(s, budgets)
+                rows.append(row)
+        out += ["", "## By type", "", *_table(head, rows)]
+
+    abst = {n: s["abstention"] for n, s in adapters.items() if s.get("abstention")}
+    if abst:
+        rows = [
+            [f"`{n}`", _f(a["n"]), _f(a["returned_sessions_mean"], 2), _f(a["evidence_tokens_mean"], 0)]
+            for n, a in abst.items()
+        ]
+        out += [
+            "",
+            "## Abstention questions (no gold; excluded from the metrics above)",
+            "",
+            *_table(["adapter", "n", f"sessions returned (of {k})", "evidence tokens"], rows),
+        ]
+    out += [
+        "",
+        f"P@{k} counts empty slots as misses; recall_all@{k} = every gold session in the top {k}; hit@{k} = any. "
+        f"Evidence tokens: the items up to the {k}-th distinct session. turns@B: share of gold turns inside the "
+        "items that fit whole in the first B tokens. Definitions: docs/benchmarks/README.md.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def plot(summary: dict[str, Any], path: str | Path) -> None:
+    """Bar charts, one panel per metric: adapters side by side, over all questions and per type."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = summary["k"]
+    adapters: dict[str, Any] = summary["adapters"]
+    metrics = [(m, t.replace("K", str(k))) for m, t in _METRICS]
+    if summary.get("turn_level"):
+        metrics += [(f"turns@{b}", f"turn recall within {b} tokens") for b in summary.get("budgets", [])]
+    types: list[str] = []
+    for stats in adapters.values():
+        types += [t for t in stats["by_type"] if t not in types]
+    groups = ["all", *types]
+    width = max(8.0, 0.9 * len(groups) * max(1, len(adapters)) * 0.45 + 3)
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 2.3 * len(metrics)), squeeze=False)
+    bar = 0.8 / max(1, len(adapters))
+
+    def value(stats: dict[str, Any] | None, metric: str) -> float:
+        if stats is None:
+            return 0.0
+        if metric.startswith("turns@"):
+            t = stats.get("turn_recall_at_budget") or {}
+            return float(t.get(metric.split("@")[1]) or 0.0)
+        return float(stats.get(metric) or 0.0)
+
+    for ax, (metric, title) in zip(axes[:, 0], metrics, strict=True):
+        for i, (name, stats) in enumerate(adapters.items()):
+            ys = [value(stats, metric)] + [value(stats["by_type"].get(t), metric) for t in types]
+            xs = [g + (i - (len(adapters) - 1) / 2) * bar for g in range(len(groups))]
+            ax.bar(xs, ys, width=bar, label=name)
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups, rotation=25, ha="right", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    if adapters:
+        axes[0, 0].legend(loc="upper right", fontsize=8, ncol=len(adapters))
+    else:
+        axes[0, 0].text(0.5, 0.5, "no adapter ran", ha="center", va="center", transform=axes[0, 0].transAxes)
+    fig.suptitle(f"{summary['dataset']}: {summary['n_questions']} questions, K = {k}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90, metadata={"Software": None})
+    plt.close(fig)

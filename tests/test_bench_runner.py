@@ -1,0 +1,155 @@
+"""``python -m benchmarks run`` end to end: outputs, summary schema, determinism, skips and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import refind
+from benchmarks import __main__ as entry
+from benchmarks import adapters as registry
+from benchmarks import runner
+
+ADAPTER_KEYS = {
+    "precision_at_k",
+    "recall_at_k",
+    "recall_all_at_k",
+    "hit_rate",
+    "ndcg_at_k",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "evidence_tokens_mean",
+    "turn_recall_at_budget",
+    "by_type",
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def _run(
+    out: Path, dataset: str, data: Path, *extra: str
+) -> tuple[int, dict[str, Any], list[dict[str, Any]]]:
+    rc = runner.main(["--dataset", dataset, "--data", str(data), "--out", str(out), "--quiet", *extra])
+    summary = json.loads((out / "summary.json").read_text())
+    rows = [json.loads(line) for line in (out / "scores.ndjson").read_text().splitlines()]
+    return rc, summary, rows
+
+
+def _without_latency(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_latency(v) for k, v in value.items() if "latency" not in k and k != "command"}
+    if isinstance(value, list):
+        return [_without_latency(v) for v in value]
+    return value
+
+
+def test_coding_life_smoke_schema_and_determinism(shared_data: Path, tmp_path: Path) -> None:
+    data = shared_data / "coding-agent-life-v1"
+    args = ("--adapters", "grep,bm25,refind,refind-llm,vector", "--k", "5")
+    rc, summary, rows = _run(tmp_path / "a", "coding-life", data, *args)
+    assert rc == 0
+    for name in ("scores.ndjson", "summary.json", "scorecard.md", "plot.png"):
+        assert (tmp_path / "a" / name).stat().st_size > 0
+    assert (tmp_path / "a" / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    assert summary["dataset"] == "coding-life" and summary["k"] == 5 and summary["n_questions"] == 15
+    ran = ["grep", "bm25"] + (["refind"] if hasattr(refind.Memory, "search") else [])
+    assert list(summary["adapters"]) == ran
+    assert set(summary["skipped_adapters"]) == {"refind-llm", "vector"} | (
+        set() if "refind" in ran else {"refind"}
+    )
+    assert summary["skipped_questions"] == {"total": 0, "by_reason": {}}
+    for stats in summary["adapters"].values():
+        assert set(stats) >= ADAPTER_KEYS
+        assert stats["turn_recall_at_budget"] is None  # coding-life has no turn gold
+        assert sum(t["n"] for t in stats["by_type"].values()) == 15
+        for t in stats["by_type"].values():
+            assert set(t) >= ADAPTER_KEYS - {"by_type"}
+    grep = summary["adapters"]["grep"]
+    assert (round(grep["precision_at_k"], 3), round(grep["recall_at_k"], 3), grep["hit_rate"]) == (
+        0.227,
+        0.967,
+        1.0,
+    )
+    assert len(rows) == 15 * len(ran) and all(r["status"] == "ok" for r in rows)
+    assert [r["adapter"] for r in rows[: len(ran)]] == ran  # question order, then adapter order
+    card = (tmp_path / "a" / "scorecard.md").read_text()
+    assert "| `grep` | 15 | 0.227 | 0.967 |" in card
+    assert "adapter skipped: `vector`" in card
+
+    rc2, summary2, rows2 = _run(tmp_path / "b", "coding-life", data, *args)
+    assert rc2 == 0
+    assert _without_latency(summary2) == _without_latency(summary)
+    assert _without_latency(rows2) == _without_latency(rows)
+
+
+def test_locomo_smoke_has_turn_budgets(shared_data: Path, tmp_path: Path) -> None:
+    rc, summary, rows = _run(
+        tmp_path, "locomo", shared_data / "locomo10_dev.json", "--adapters", "grep,bm25", "--limit", "2"
+    )
+    assert rc == 0 and summary["n_questions"] == 2 and len(rows) == 4
+    assert summary["skipped_questions"]["total"] == 4
+    for stats in summary["adapters"].values():
+        assert set(stats["turn_recall_at_budget"]) == {"1000", "2000", "4000"}
+        budgets = [stats["turn_recall_at_budget"][b] for b in ("1000", "2000", "4000")]
+        assert budgets == sorted(budgets)  # a larger budget never covers fewer turns
+    assert all(r["n_gold_turns"] >= 1 for r in rows)
+
+
+def test_longmemeval_smoke_reports_abstention_apart(shared_data: Path, tmp_path: Path) -> None:
+    data = shared_data / "longmemeval_s_dev.json.gz"
+    rc, summary, rows = _run(
+        tmp_path, "longmemeval", data, "--adapters", "grep,bm25", "--stratify", "1", "--limit", "2"
+    )
+    assert rc == 0
+    assert (summary["n_questions"], summary["n_answerable"], summary["n_abstention"]) == (2, 1, 1)
+    for stats in summary["adapters"].values():
+        assert stats["n"] == 1 and stats["abstention"]["n"] == 1
+    abstention_rows = [r for r in rows if r["abstention"]]
+    assert abstention_rows and all(r["recall_at_k"] is None for r in abstention_rows)
+
+
+def test_adapter_errors_are_recorded_not_dropped(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Broken:
+        name = "grep"
+
+        @staticmethod
+        def unavailable() -> None:
+            return None
+
+        def init(self, sessions, config):
+            return None
+
+        def query(self, question, state, k):
+            raise RuntimeError("boom")
+
+    monkeypatch.setitem(registry.ADAPTERS, "grep", Broken)
+    rc, summary, rows = _run(
+        tmp_path, "coding-life", shared_data / "coding-agent-life-v1", "--adapters", "grep", "--no-plot"
+    )
+    assert rc == 1
+    assert summary["adapters"]["grep"]["errors"] == 15 and summary["adapters"]["grep"]["hit_rate"] == 0.0
+    assert all(r["status"] == "error" and "boom" in r["error"] for r in rows)
+
+
+def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        runner.main(["--dataset", "locomo", "--data", "x", "--out", str(tmp_path), "--adapters", "nope"])
+    assert exc.value.code == 2
+    assert (
+        runner.main(["--dataset", "locomo", "--data", str(tmp_path / "missing.json"), "--out", str(tmp_path)])
+        == 2
+    )
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        entry.main(["run", "--help"])
+    assert exc.value.code == 0
