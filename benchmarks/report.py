@@ -170,7 +170,8 @@ def plot(summary: dict[str, Any], path: str | Path) -> None:
         types += [t for t in stats["by_type"] if t not in types]
     groups = ["all", *types]
     width = max(8.0, 0.9 * len(groups) * max(1, len(adapters)) * 0.45 + 3)
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 2.3 * len(metrics)), squeeze=False)
+    height = 2.3 * len(metrics)
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, height), squeeze=False)
     bar = 0.8 / max(1, len(adapters))
 
     def value(stats: dict[str, Any] | None, metric: str) -> float:
@@ -196,6 +197,6 @@ def plot(summary: dict[str, Any], path: str | Path) -> None:
     else:
         axes[0, 0].text(0.5, 0.5, "no adapter ran", ha="center", va="center", transform=axes[0, 0].transAxes)
     fig.suptitle(f"{summary['dataset']}: {summary['n_questions']} questions, K = {k}", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / height))  # room for the title
     fig.savefig(path, dpi=90, metadata={"Software": None})
     plt.close(fig)
