@@ -112,7 +112,7 @@ def test_refind_wiring_with_a_stand_in_search(monkeypatch: pytest.MonkeyPatch) -
         return SimpleNamespace(
             evidence=[
                 SimpleNamespace(
-                    session_id="s1", date_text="8 May 2023", score=0.2, turns=[turn("s1", 0, "a")]
+                    session_id="s1", session_date_text="8 May 2023", score=0.2, turns=[turn("s1", 0, "a")]
                 ),
                 SimpleNamespace(session_id="s3", score=0.9, turns=[turn("s3", 0, "b"), turn("s3", 1, "c")]),
             ],

@@ -36,7 +36,7 @@ class _State:
 
 
 def _render_block(block: Any) -> str:
-    date = getattr(block, "date_text", None) or getattr(block, "time_text", None)
+    date = getattr(block, "session_date_text", None)
     head = f"[session {block.session_id}" + (f", {date}]" if date else "]")
     lines = [
         render_message(getattr(t, "speaker", None), getattr(t, "role", "") or "", getattr(t, "content", ""))
@@ -46,7 +46,10 @@ def _render_block(block: Any) -> str:
 
 
 def _items(result: Any) -> list[RankedItem]:
-    blocks = sorted(result.evidence, key=lambda b: -float(getattr(b, "score", 0.0) or 0.0))
+    if hasattr(result, "by_relevance"):
+        blocks = result.by_relevance()
+    else:
+        blocks = sorted(result.evidence, key=lambda b: -float(getattr(b, "score", 0.0) or 0.0))
     return [
         RankedItem(
             session_id=str(b.session_id),
