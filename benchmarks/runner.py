@@ -146,6 +146,8 @@ def run(
     (question, adapter) order and each adapter's ``info`` (settings it reported)."""
     config = registry.AdapterConfig(dataset=dataset.name, k=k, turn_level=dataset.turn_level, fetch=fetch)
     adapters = [registry.create(name) for name in adapter_names]
+    if not adapters:
+        return [], {}
     by_haystack: dict[str, list[Question]] = {}
     for q in questions:
         by_haystack.setdefault(q.haystack, []).append(q)

@@ -137,3 +137,43 @@ def test_coding_life_gold_must_exist(tmp_path: Path) -> None:
     assert session.messages[0].content == "hi there\nmore" and session.messages[0].id == "s1:0"
     with pytest.raises(InvalidInput):
         load_dataset("nope", tmp_path)
+
+
+def test_longmemeval_rules_on_a_small_file(tmp_path: Path) -> None:
+    def item(qid: str, gold: list[str], sessions: dict[str, list[dict]]) -> dict:
+        return {
+            "question_id": qid,
+            "question_type": "single-session-user",
+            "question": f"question {qid}?",
+            "question_date": "2023/05/30 (Tue) 23:40",
+            "answer": "x",
+            "answer_session_ids": gold,
+            "haystack_session_ids": list(sessions),
+            "haystack_dates": ["2023/05/20 (Sat) 02:21"] * len(sessions),
+            "haystack_sessions": list(sessions.values()),
+        }
+
+    said = [
+        {"role": "user", "content": "I got a degree"},
+        {"role": "assistant", "content": "ok", "has_answer": True},
+    ]
+    data = [
+        item("q1", ["a"], {"a": said, "b": [{"role": "user", "content": "hi"}]}),
+        item("q2_abs", ["a_abs"], {"a_abs": said}),
+        item("q3", ["gone"], {"a": said}),
+        item("q4", ["e"], {"e": [{"role": "user", "content": "   "}]}),
+        item("q1", ["a"], {"a": said}),
+    ]
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(data))
+    ds = load_dataset("longmemeval", path)
+    assert [q.id for q in ds.questions] == ["q1", "q2_abs", "q4"]
+    assert dict(ds.skipped) == {"gold_not_in_haystack": 1, "duplicate_question_id": 1}
+    q1, q2, q4 = ds.questions
+    assert q1.gold_turns == ("a:1",) and q1.now_text == "2023/05/30 (Tue) 23:40" and q1.now is not None
+    assert q2.abstention and q2.gold_sessions == () and q2.gold_turns is None
+    assert q4.gold_turns == ()  # its only has_answer-free session is empty
+    haystacks = dict(ds.haystacks(["q1", "q4"]))
+    assert [s.id for s in haystacks["q1"]] == ["a", "b"] and haystacks["q4"] == []
+    assert ds.notes["empty_haystacks"] == 1
+    assert select_questions(ds.questions, stratify=1) == [q1, q2]  # q4 shares q1's type
