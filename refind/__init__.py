@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0.dev0"
 
+from refind.agent import Agent, HeuristicAgent
 from refind.config import Settings
 from refind.errors import (
     IndexFormatError,
@@ -21,10 +22,22 @@ from refind.errors import (
     StoreError,
 )
 from refind.memory import Memory
-from refind.models import AddResult, Hit, Message, StoreStats
+from refind.models import (
+    AddResult,
+    Evidence,
+    Hit,
+    Message,
+    RoundTrace,
+    SearchResult,
+    StoreStats,
+    Turn,
+)
 
 __all__ = [
     "AddResult",
+    "Agent",
+    "Evidence",
+    "HeuristicAgent",
     "Hit",
     "IndexFormatError",
     "IndexLocked",
@@ -34,10 +47,13 @@ __all__ = [
     "ReadOnlyError",
     "RefindError",
     "RequestConflict",
+    "RoundTrace",
+    "SearchResult",
     "Settings",
     "SetupError",
     "StoreClosed",
     "StoreError",
     "StoreStats",
+    "Turn",
     "__version__",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +30,14 @@ class Settings(BaseModel):
     | ``bm25_b`` | ``REFIND_BM25_B`` | ``0.75`` |
     | ``anserini_jar`` | ``REFIND_ANSERINI_JAR`` | the fatjar inside the installed pyserini package |
     | ``ram_buffer_mb`` | ``REFIND_RAM_BUFFER_MB`` | ``64`` (IndexWriter buffer before a flush) |
+    | ``top_k`` | ``REFIND_TOP_K`` | ``5`` hits per search round |
+    | ``window`` | ``REFIND_WINDOW`` | ``2`` turns each side of a hit |
+    | ``max_rounds`` | ``REFIND_MAX_ROUNDS`` | ``4`` searches per question (heuristic agent) |
+    | ``readset`` | ``REFIND_READSET`` | ``message``: later rounds skip messages already read (``session``: skip whole sessions; ``off``) |
+    | ``fusion_k0`` | ``REFIND_FUSION_K0`` | ``60`` |
+    | ``fusion_w_hit`` / ``fusion_w_session`` | ``REFIND_FUSION_W_HIT`` / ``REFIND_FUSION_W_SESSION`` | ``1.0`` / ``1.0`` (0 for the session weight turns fusion off) |
+    | ``overfetch`` | ``REFIND_OVERFETCH`` | ``50`` messages fetched per round before fusion |
+    | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -38,6 +47,15 @@ class Settings(BaseModel):
     bm25_b: float = Field(0.75, ge=0.0, le=1.0)
     anserini_jar: str | None = None
     ram_buffer_mb: float = Field(64.0, gt=1.0, le=4096.0)
+    top_k: int = Field(5, ge=1, le=1000)
+    window: int = Field(2, ge=0, le=100)
+    max_rounds: int = Field(4, ge=1, le=20)
+    readset: Literal["message", "session", "off"] = "message"
+    fusion_k0: float = Field(60.0, gt=0.0)
+    fusion_w_hit: float = Field(1.0, ge=0.0)
+    fusion_w_session: float = Field(1.0, ge=0.0)
+    overfetch: int = Field(50, ge=1, le=10_000)
+    time_filters: bool = True
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -48,6 +66,15 @@ class Settings(BaseModel):
             "bm25_b": os.environ.get("REFIND_BM25_B"),
             "anserini_jar": os.environ.get("REFIND_ANSERINI_JAR"),
             "ram_buffer_mb": os.environ.get("REFIND_RAM_BUFFER_MB"),
+            "top_k": os.environ.get("REFIND_TOP_K"),
+            "window": os.environ.get("REFIND_WINDOW"),
+            "max_rounds": os.environ.get("REFIND_MAX_ROUNDS"),
+            "readset": os.environ.get("REFIND_READSET"),
+            "fusion_k0": os.environ.get("REFIND_FUSION_K0"),
+            "fusion_w_hit": os.environ.get("REFIND_FUSION_W_HIT"),
+            "fusion_w_session": os.environ.get("REFIND_FUSION_W_SESSION"),
+            "overfetch": os.environ.get("REFIND_OVERFETCH"),
+            "time_filters": os.environ.get("REFIND_TIME_FILTERS"),
         }
         values = {k: v for k, v in env.items() if v}
         values.update({k: v for k, v in overrides.items() if v is not None})

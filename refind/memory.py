@@ -13,9 +13,23 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from refind.agent.base import Agent
+from refind.agent.heuristic import HeuristicAgent
 from refind.config import Settings, default_data_dir
 from refind.errors import InvalidInput, RequestConflict
-from refind.models import AddResult, Hit, Message, SessionLog, StoreStats, parse_messages, to_epoch_ms
+from refind.models import (
+    AddResult,
+    Evidence,
+    Hit,
+    Message,
+    SearchResult,
+    SessionLog,
+    StoreStats,
+    parse_messages,
+    to_epoch_ms,
+)
+from refind.search.round import Fusion, search_round
+from refind.search.session import SearchSession
 from refind.store.base import Filters, Record
 
 __all__ = ["ImportResult", "Memory"]
@@ -36,6 +50,14 @@ def _check_id(name: str, value: object) -> str:
         raise InvalidInput(f"{name}: longer than {_MAX_ID} characters")
     if "\x1f" in value or "\x00" in value:
         raise InvalidInput(f"{name}: control characters \\x00 and \\x1f are not allowed")
+    return value
+
+
+def _bounded_int(name: str, value: int | None, default: int, lo: int, hi: int) -> int:
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise InvalidInput(f"{name}: expected an integer between {lo} and {hi}")
     return value
 
 
@@ -330,6 +352,97 @@ class Memory:
             exclude_ids=list(exclude) if exclude else None,
         )
         return self.store.query(user_id, text, k, filters)
+
+    def keyword_search(
+        self,
+        keywords: str,
+        user_id: str,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
+        top_k: int | None = None,
+        window: int | None = None,
+        exclude: Sequence[str] | None = None,
+        *,
+        exclude_sessions: Sequence[str] | None = None,
+    ) -> list[Evidence]:
+        """One search round (DESIGN §4): filtered BM25 with over-fetch, session fusion, the ``top_k`` hits
+        expanded to ±``window`` turns (overlapping windows merged). Returns evidence blocks, best first.
+        ``exclude`` skips message ids, ``exclude_sessions`` whole sessions (a caller-held read-set)."""
+        user_id = _check_id("user_id", user_id)
+        if not isinstance(keywords, str):
+            raise InvalidInput(f"keywords: expected a string, got {type(keywords).__name__}")
+        s = self.settings
+        top_k = _bounded_int("top_k", top_k, s.top_k, 1, 1000)
+        window = _bounded_int("window", window, s.window, 0, 100)
+        filters = Filters(
+            time_from=_time_arg("date_from", date_from),
+            time_to=_time_arg("date_to", date_to),
+            exclude_ids=list(exclude) if exclude else None,
+            exclude_sessions=list(exclude_sessions) if exclude_sessions else None,
+        )
+        blocks, _ = search_round(
+            self.store,
+            user_id,
+            keywords,
+            top_k=top_k,
+            window=window,
+            filters=filters,
+            fusion=self._fusion(),
+            overfetch=s.overfetch,
+        )
+        return blocks
+
+    def search(
+        self,
+        question: str,
+        user_id: str,
+        now: TimeLike | None = None,
+        top_k: int | None = None,
+        agent: Agent | None = None,
+        max_tokens: int | None = None,
+        *,
+        options: Sequence[str] | None = None,
+        window: int | None = None,
+    ) -> SearchResult:
+        """Find the evidence for ``question`` in ``user_id``'s history.
+
+        The agent (default: the offline :class:`HeuristicAgent`) runs a few keyword rounds, with a time
+        filter when the question has a time cue relative to ``now``, each round skipping what earlier ones
+        returned. ``top_k`` is the hits per round (each expanded to ±``window`` turns). The result holds the
+        evidence grouped by session in time order, trimmed to ``max_tokens`` when given, and a trace.
+        """
+        user_id = _check_id("user_id", user_id)
+        if not isinstance(question, str):
+            raise InvalidInput(f"question: expected a string, got {type(question).__name__}")
+        if options is not None and (isinstance(options, str) or not all(isinstance(o, str) for o in options)):
+            raise InvalidInput("options: expected a list of strings")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise InvalidInput("max_tokens: expected a positive integer")
+        s = self.settings
+        if agent is None:
+            agent = HeuristicAgent(s.max_rounds, time_filters=s.time_filters)
+        elif not isinstance(agent, Agent):
+            raise InvalidInput(
+                f"agent: expected an Agent (HeuristicAgent, LLMAgent), got {type(agent).__name__}"
+            )
+        session = SearchSession(
+            self.store,
+            user_id,
+            question,
+            now=_time_arg("now", now),
+            top_k=_bounded_int("top_k", top_k, s.top_k, 1, 1000),
+            window=_bounded_int("window", window, s.window, 0, 100),
+            readset=s.readset,
+            fusion=self._fusion(),
+            overfetch=s.overfetch,
+            agent=agent.name,
+        )
+        agent.run(session, question, options=list(options) if options else None)
+        return session.result(max_tokens=max_tokens)
+
+    def _fusion(self) -> Fusion:
+        s = self.settings
+        return Fusion(k0=s.fusion_k0, w_hit=s.fusion_w_hit, w_session=s.fusion_w_session)
 
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
         """Turns ``turn_from..turn_to`` (inclusive) of one session, in order."""

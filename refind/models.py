@@ -13,11 +13,15 @@ from refind.errors import InvalidInput
 
 __all__ = [
     "AddResult",
+    "Evidence",
     "Hit",
     "Message",
+    "RoundTrace",
+    "SearchResult",
     "SessionLog",
     "StoreStats",
     "parse_messages",
+    "Turn",
     "to_epoch_ms",
     "validation_message",
 ]
@@ -194,3 +198,99 @@ def parse_messages(messages: Any) -> list[Message]:
     if not out:
         raise InvalidInput("messages: at least one message is required")
     return out
+
+
+class Turn(BaseModel):
+    """One message inside an evidence block; ``matched`` when a search hit it (not just its window)."""
+
+    id: str
+    turn: int
+    role: str
+    content: str
+    timestamp: int
+    speaker: str | None = None
+    time_text: str | None = None
+    matched: bool = False
+
+
+class Evidence(BaseModel):
+    """Consecutive turns of one session found by a search: the hits and the turns around them.
+
+    ``id`` is stable for the same span (``session#first-last``); ``score`` is the best fused score of its
+    hits (higher is more relevant); ``rounds`` lists the search rounds (1-based) that found it.
+    """
+
+    id: str
+    session_id: str
+    session_date: int
+    session_date_text: str | None = None
+    turns: list[Turn]
+    score: float = 0.0
+    rounds: list[int] = Field(default_factory=list)
+    noted: bool = False
+
+    @property
+    def first_turn(self) -> int:
+        return self.turns[0].turn
+
+    @property
+    def last_turn(self) -> int:
+        return self.turns[-1].turn
+
+    @property
+    def matched_ids(self) -> list[str]:
+        return [t.id for t in self.turns if t.matched]
+
+
+class RoundTrace(BaseModel):
+    """What one step of the agent did: a search (keywords, dates, hits, new evidence) or a note/finish."""
+
+    round: int
+    action: str
+    keywords: str | None = None
+    date_from: int | None = None
+    date_to: int | None = None
+    hits: int = 0
+    new_evidence: int = 0
+    new_turns: int = 0
+    tokens: int = 0
+    ms: float = 0.0
+    note: str | None = None
+
+
+class SearchResult(BaseModel):
+    """The evidence for one question: blocks grouped by session, sessions in time order, turns in order.
+
+    ``by_relevance()`` gives the blocks best first; ``to_text(max_tokens)`` renders them for a prompt,
+    dropping the least relevant blocks first when over budget. ``trace`` records every round.
+    """
+
+    question: str
+    user_id: str
+    now: int | None = None
+    agent: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    trace: list[RoundTrace] = Field(default_factory=list)
+
+    def by_relevance(self) -> list[Evidence]:
+        """Blocks, most relevant first (ties: earlier round, then time)."""
+        from refind.evidence import by_relevance
+
+        return by_relevance(self.evidence)
+
+    def sessions(self) -> list[str]:
+        """Session ids, most relevant first (each session ranked by its best block)."""
+        return list(dict.fromkeys(e.session_id for e in self.by_relevance()))
+
+    def to_text(self, max_tokens: int | None = None) -> str:
+        """Evidence rendered for a prompt; see :func:`refind.evidence.render`."""
+        from refind.evidence import render
+
+        return render(self.evidence, max_tokens=max_tokens)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the full rendered evidence."""
+        from refind.tokens import count_tokens
+
+        return count_tokens(self.to_text())

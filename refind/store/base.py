@@ -40,6 +40,7 @@ class Filters:
     session_ids: Sequence[str] | None = None
     roles: Sequence[str] | None = None
     exclude_ids: Sequence[str] | None = None
+    exclude_sessions: Sequence[str] | None = None
 
 
 class Store(Protocol):
@@ -50,6 +51,14 @@ class Store(Protocol):
     def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]: ...
 
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]: ...
+
+    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]: ...
+
+    def browse(
+        self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
+    ) -> list[Hit]: ...
+
+    def term_counts(self, user_id: str, text: str) -> dict[str, int]: ...
 
     def get(self, user_id: str, ids: Iterable[str]) -> list[Hit]: ...
 

@@ -73,7 +73,8 @@ class _J:
         self.TermQuery = c("org.apache.lucene.search.TermQuery")
         self.BoostQuery = c("org.apache.lucene.search.BoostQuery")
         self.TermInSetQuery = c("org.apache.lucene.search.TermInSetQuery")
-        self.MatchNoDocsQuery = c("org.apache.lucene.search.MatchNoDocsQuery")
+        self.MatchAllDocsQuery = c("org.apache.lucene.search.MatchAllDocsQuery")
+        self.ConstantScoreQuery = c("org.apache.lucene.search.ConstantScoreQuery")
         self.Sort = c("org.apache.lucene.search.Sort")
         self.SortField = c("org.apache.lucene.search.SortField")
         self.SortFieldType = c("org.apache.lucene.search.SortField$Type")
@@ -486,6 +487,8 @@ class LuceneStore:
                 b.add(self._term_set("role", [r.lower() for r in filters.roles]), filt)
             if filters.exclude_ids:
                 b.add(self._term_set("key", [user_id + _SEP + i for i in filters.exclude_ids]), must_not)
+            if filters.exclude_sessions:
+                b.add(self._term_set("session_id", filters.exclude_sessions), must_not)
         return b.build()
 
     def _term_set(self, field: str, values: Iterable[str]) -> Any:
@@ -540,6 +543,66 @@ class LuceneStore:
     def session(self, user_id: str, session_id: str) -> list[Hit]:
         """Every turn of one session, in order."""
         return self.window(user_id, session_id, 0, 2**31 - 1)
+
+    @_reading
+    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
+        """Several windows ``(session_id, turn_from, turn_to)`` in one query; each list in turn order."""
+        if not spans:
+            return []
+        j = self._j
+        must, should, filt, _ = self._occur
+        any_span = j.BooleanQueryBuilder()
+        total = 0
+        for session_id, lo, hi in spans:
+            lo, hi = max(int(lo), 0), min(int(hi), 2**31 - 1)
+            if hi < lo:
+                continue
+            total += hi - lo + 1
+            one = j.BooleanQueryBuilder()
+            one.add(j.TermQuery(j.Term("session_id", session_id)), filt)
+            one.add(j.IntPoint.newRangeQuery("turn", lo, hi), filt)
+            any_span.add(one.build(), should)
+        if total == 0:
+            return [[] for _ in spans]
+        b = j.BooleanQueryBuilder()
+        b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
+        b.add(j.ConstantScoreQuery(any_span.build()), must)
+        hits = self._run(b.build(), min(total, 100_000), scored=False)
+        out: list[list[Hit]] = []
+        for session_id, lo, hi in spans:
+            out.append(
+                sorted(
+                    (h for h in hits if h.session_id == session_id and lo <= h.turn <= hi),
+                    key=lambda h: h.turn,
+                )
+            )
+        return out
+
+    @_reading
+    def browse(
+        self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
+    ) -> list[Hit]:
+        """Messages of ``user_id`` matching only ``filters`` (no keywords), newest (or oldest) first."""
+        if k <= 0:
+            return []
+        j = self._j
+        query = self._filter_query(user_id, filters, j.MatchAllDocsQuery())
+        sort = j.Sort(j.SortField("ts", j.SortFieldType.LONG, newest_first))
+        return self._run(query, k, scored=False, sort=sort)
+
+    @_reading
+    def term_counts(self, user_id: str, text: str) -> dict[str, int]:
+        """For each analyzed term of ``text``: how many of ``user_id``'s messages contain it."""
+        j = self._j
+        filt = self._occur[2]
+        counts: dict[str, int] = {}
+        with self._java_errors("count"), self._searcher() as searcher:
+            for term in dict.fromkeys(self.analyze(text)):
+                b = j.BooleanQueryBuilder()
+                b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
+                b.add(j.TermQuery(j.Term("contents", term)), filt)
+                counts[term] = int(searcher.count(b.build()))
+        return counts
 
     @_reading
     def get(self, user_id: str, ids: Iterable[str]) -> list[Hit]:

@@ -1,0 +1,90 @@
+"""HeuristicAgent: the default, offline, deterministic planner (no LLM).
+
+Rounds, each over what earlier rounds have not returned (the read-set), stopping when a round adds nothing:
+
+1. **broad**: every keyword of the question (and of the multiple-choice options, when given), no time filter;
+2. **time**: when the question has a time cue ("last Saturday", "in May 2023", ...) and ``now`` resolves it,
+   the same keywords inside that range; with no usable keywords, a *browse* of that period instead;
+3. **rarer terms**: the keywords this user's history has fewest messages for (the ones that discriminate),
+   which surfaces sessions that the common words crowded out;
+4. **options**: each multiple-choice option on its own, or, without options, the keywords minus the most
+   common one (a relaxed query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from refind.agent.keywords import extract_keywords, quoted_phrases
+from refind.search.session import SearchSession
+from refind.timeparse import parse_time_range, strip_time_expressions
+
+__all__ = ["HeuristicAgent"]
+
+
+class HeuristicAgent:
+    """Offline planner. ``max_rounds`` bounds the searches; ``time_filters=False`` skips the time round
+    (for ablations)."""
+
+    name = "heuristic"
+
+    def __init__(self, max_rounds: int = 4, *, time_filters: bool = True) -> None:
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        self.max_rounds = max_rounds
+        self.time_filters = time_filters
+
+    def plan_keywords(
+        self, question: str, options: Sequence[str] | None = None
+    ) -> tuple[list[str], list[list[str]]]:
+        """Keywords of the question (time phrases removed) and of each option."""
+        base = strip_time_expressions(question)
+        words = extract_keywords(" ".join([base, *quoted_phrases(question)]))
+        option_words = [extract_keywords(o) for o in options or []]
+        return words, [w for w in option_words if w]
+
+    def plan(
+        self, session: SearchSession, question: str, options: Sequence[str] | None = None
+    ) -> list[_Round]:
+        """The rounds this agent would run, in order (the time range is resolved against ``session.now``)."""
+        words, option_words = self.plan_keywords(question, options)
+        broad = " ".join(dict.fromkeys(words + [w for ws in option_words for w in ws]))
+        rounds: list[_Round] = []
+        if broad:
+            rounds.append(_Round("broad", broad))
+        time_range = parse_time_range(question, session.now) if self.time_filters else None
+        if time_range is not None:
+            label = f"time: {time_range.text}"
+            rounds.append(_Round(label, " ".join(words) or None, time_range.start, time_range.end))
+        counts = session.store.term_counts(session.user_id, " ".join(words)) if len(words) > 1 else {}
+        present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
+        if len(present) > 1:
+            rounds.append(_Round("rarer terms", " ".join(present[: (len(present) + 1) // 2])))
+        if option_words:
+            rounds.extend(_Round("option", " ".join(ws)) for ws in option_words)
+        elif len(present) > 2:
+            rounds.append(_Round(f"relaxed (without '{present[-1]}')", " ".join(present[:-1])))
+        return rounds
+
+    def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
+        rounds = self.plan(session, question, options)
+        if not rounds:
+            return session.finish("no keywords and no time cue")
+        for i, r in enumerate(rounds[: self.max_rounds]):
+            if r.keywords is None:
+                new = session.browse(r.date_from, r.date_to, note=r.label)
+            else:
+                new = session.search(r.keywords, r.date_from, r.date_to, note=r.label)
+            next_is_time = i + 1 < len(rounds) and rounds[i + 1].date_from is not None
+            if not new and not next_is_time:
+                return session.finish("a round added nothing")
+        session.finish("plan done" if len(rounds) <= self.max_rounds else "budget spent")
+
+
+@dataclass(frozen=True, slots=True)
+class _Round:
+    label: str
+    keywords: str | None  # None: browse the period
+    date_from: int | None = None
+    date_to: int | None = None

@@ -1,0 +1,81 @@
+"""Token counts (prompts, observations, rendered evidence): tiktoken's ``o200k_base`` when its encoding file is on disk, else an
+estimate of one token per four characters (said once in the log, and named in every summary).
+
+tiktoken downloads encodings on first use; this machine has no route to that host, so the encoding file is
+installed by ``scripts/setup.sh`` under ``<venv>/share/refind/tiktoken``. ``TIKTOKEN_CACHE_DIR`` is pointed
+there when it is unset, and tiktoken is only asked for the encoding when the file is present (so a missing
+file never turns into a network call).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ENCODING", "count_tokens", "tokenizer_name", "truncate_to_tokens"]
+
+log = logging.getLogger(__name__)
+
+ENCODING = "o200k_base"
+# tiktoken caches a download under sha1(url); this is the name of o200k_base's file.
+_ENCODING_FILE = "fb374d419588a4632f3f557e76b4b70aebbca790"
+_state: dict[str, Any] = {}
+
+
+def _encoder() -> Any | None:
+    if "encoder" in _state:
+        return _state["encoder"]
+    encoder = None
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        default = Path(sys.prefix) / "share" / "refind" / "tiktoken"
+        if default.is_dir():
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(default)
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if cache and (Path(cache) / _ENCODING_FILE).is_file():
+        try:
+            import tiktoken
+
+            encoder = tiktoken.get_encoding(ENCODING)
+        except Exception as exc:  # a corrupt file or a tiktoken without this encoding
+            log.warning(
+                "tiktoken %s unavailable (%s); token counts are estimated as len(text)/4", ENCODING, exc
+            )
+    else:
+        log.warning(
+            "tiktoken's %s file is not in TIKTOKEN_CACHE_DIR=%s (run scripts/setup.sh); "
+            "token counts are estimated as len(text)/4",
+            ENCODING,
+            cache,
+        )
+    _state["encoder"] = encoder
+    return encoder
+
+
+def tokenizer_name() -> str:
+    """What :func:`count_tokens` measures with: ``tiktoken o200k_base`` or ``estimate len(text)/4``."""
+    return f"tiktoken {ENCODING}" if _encoder() is not None else "estimate len(text)/4"
+
+
+@lru_cache(maxsize=200_000)
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` (special-token spellings count as ordinary text)."""
+    encoder = _encoder()
+    if encoder is None:
+        return (len(text) + 3) // 4
+    return len(encoder.encode_ordinary(text))
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """``text`` cut to at most ``max_tokens`` tokens (an ellipsis marks a cut)."""
+    if max_tokens <= 0:
+        return ""
+    if count_tokens(text) <= max_tokens:
+        return text
+    encoder = _encoder()
+    if encoder is None:
+        return text[: max(0, max_tokens * 4 - 1)] + "…"
+    return encoder.decode(encoder.encode_ordinary(text)[: max(0, max_tokens - 1)]) + "…"

@@ -1,0 +1,195 @@
+"""One search round and the search session on real data: fusion, windows, read-set, evidence order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import refind
+from refind.evidence import order_evidence, render
+from refind.io import iter_locomo
+from refind.models import Hit
+from refind.search import Fusion, SearchSession, fuse
+
+USER = "conv-26"
+
+
+@pytest.fixture(scope="module")
+def locomo(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[refind.Memory]:
+    mem = refind.Memory(tmp_path_factory.mktemp("locomo") / "index")
+    mem.import_sessions(
+        s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id in {USER, "conv-30"}
+    )
+    yield mem
+    mem.close()
+
+
+def hit(session: str, turn: int, score: float) -> Hit:
+    return Hit(
+        id=f"{session}:{turn}",
+        session_id=session,
+        turn=turn,
+        timestamp=0,
+        role="user",
+        content="x",
+        score=score,
+    )
+
+
+def test_fusion_formula_by_hand() -> None:
+    # BM25 order: a1 (3.0), b1 (2.5), a2 (2.0), c1 (1.0): session sums a=5.0, b=2.5, c=1.0
+    hits = [hit("a", 1, 3.0), hit("b", 1, 2.5), hit("a", 2, 2.0), hit("c", 1, 1.0)]
+    fused = dict((h.id, s) for h, s in fuse(hits, Fusion()))
+    assert fused["a:1"] == pytest.approx(1 / 61 + 1 / 61)
+    assert fused["b:1"] == pytest.approx(1 / 62 + 1 / 62)
+    assert fused["a:2"] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused["c:1"] == pytest.approx(1 / 64 + 1 / 63)
+    # a:2 overtakes b:1 because its session is stronger
+    assert [h.id for h, _ in fuse(hits, Fusion())] == ["a:1", "a:2", "b:1", "c:1"]
+    # with the session weight off, BM25 order is kept
+    assert [h.id for h, _ in fuse(hits, Fusion(w_session=0))] == ["a:1", "b:1", "a:2", "c:1"]
+
+
+def test_keyword_search_expands_windows_and_flags_hits(locomo: refind.Memory) -> None:
+    blocks = locomo.keyword_search("LGBTQ support group", USER, top_k=3, window=2)
+    assert 1 <= len(blocks) <= 3
+    top = blocks[0]
+    assert any("support group" in t.content for t in top.turns if t.matched)
+    turns = [t.turn for t in top.turns]
+    assert turns == list(range(turns[0], turns[-1] + 1))  # consecutive, in order
+    matched = [t.turn for t in top.turns if t.matched]
+    assert turns[0] <= matched[0] - 2 or turns[0] == 0
+    assert top.id == f"{top.session_id}#{turns[0]}-{turns[-1]}"
+    assert [b.score for b in blocks] == sorted((b.score for b in blocks), reverse=True)
+    assert top.session_date_text and "2023" in top.session_date_text
+
+
+def test_overlapping_windows_merge(locomo: refind.Memory) -> None:
+    wide = locomo.keyword_search("Caroline Melanie", USER, top_k=10, window=3)
+    by_session: dict[str, list[tuple[int, int]]] = {}
+    for b in wide:
+        by_session.setdefault(b.session_id, []).append((b.first_turn, b.last_turn))
+    for spans in by_session.values():
+        spans.sort()
+        for (_, hi), (lo, _) in zip(spans, spans[1:], strict=False):
+            assert lo > hi + 1  # neither overlapping nor adjacent
+
+
+def test_window_zero_returns_only_hits(locomo: refind.Memory) -> None:
+    blocks = locomo.keyword_search("adoption agencies", USER, top_k=2, window=0)
+    assert all(all(t.matched for t in b.turns) for b in blocks)
+
+
+def test_time_filter_and_exclusions(locomo: refind.Memory) -> None:
+    everything = locomo.keyword_search("camping", USER, top_k=20, window=0)
+    summer = locomo.keyword_search(
+        "camping", USER, date_from="2023-06-01", date_to="2023-08-31", top_k=20, window=0
+    )
+    assert summer and len(summer) < len(everything)
+    assert all(1_685_577_600_000 <= b.session_date <= 1_693_526_399_999 for b in summer)
+    first = locomo.keyword_search("camping", USER, top_k=2, window=0)
+    seen = [t.id for b in first for t in b.turns]
+    again = locomo.keyword_search("camping", USER, top_k=2, window=0, exclude=seen)
+    assert not {t.id for b in again for t in b.turns} & set(seen)
+    other = locomo.keyword_search(
+        "camping", USER, top_k=5, window=0, exclude_sessions=[b.session_id for b in first]
+    )
+    assert not {b.session_id for b in other} & {b.session_id for b in first}
+
+
+def test_read_set_skips_what_was_read(locomo: refind.Memory) -> None:
+    for readset in ("message", "session"):
+        session = SearchSession(locomo.store, USER, "q", top_k=3, window=1, readset=readset)
+        first = session.search("painting")
+        second = session.search("painting")
+        first_ids = {t.id for b in first for t in b.turns}
+        assert first and second
+        matched_second = {t.id for b in second for t in b.turns if t.matched and 2 in b.rounds}
+        assert not matched_second & first_ids
+        if readset == "session":
+            assert not {b.session_id for b in second} & {b.session_id for b in first}
+    # with the read-set off, the same query finds the same hits again and adds nothing
+    session = SearchSession(locomo.store, USER, "q", top_k=3, window=1, readset="off")
+    session.search("painting")
+    assert session.search("painting") == []
+    assert session.trace[-1].new_evidence == 0
+
+
+def test_search_returns_evidence_in_session_and_time_order(locomo: refind.Memory) -> None:
+    result = locomo.search("When did Caroline go to the LGBTQ support group?", USER, now="2023-11-01")
+    assert result.evidence and result.agent == "heuristic"
+    assert result.evidence == order_evidence(result.evidence)
+    dates = [b.session_date for b in result.evidence]
+    firsts: dict[str, int] = {}
+    for b in result.evidence:
+        firsts.setdefault(b.session_id, b.session_date)
+    assert list(firsts.values()) == sorted(firsts.values())
+    for b in result.evidence:
+        assert [t.turn for t in b.turns] == sorted(t.turn for t in b.turns)
+    assert len(dates) == len(result.evidence)
+    assert any(t.id == "D1:3" for b in result.evidence for t in b.turns)  # the evidence turn of this QA item
+    trace = [r for r in result.trace if r.action == "search"]
+    assert trace and trace[0].keywords and trace[0].hits > 0 and trace[0].tokens > 0 and trace[0].ms > 0
+    assert result.trace[-1].action == "finish"
+    # nothing is read twice: every turn appears in one block only
+    ids = [t.id for b in result.evidence for t in b.turns]
+    assert len(ids) == len(set(ids))
+
+
+def test_to_text_respects_the_budget_and_drops_least_relevant_first(locomo: refind.Memory) -> None:
+    result = locomo.search("camping with the kids and roasting marshmallows", USER, top_k=8)
+    full = result.to_text()
+    assert "[session " in full and "* " in full
+    best = result.by_relevance()[0]
+    from refind.tokens import count_tokens
+
+    budget = count_tokens(full) // 2
+    trimmed = result.to_text(max_tokens=budget)
+    assert count_tokens(trimmed) <= budget
+    assert best.turns[0].content in trimmed
+    worst = result.by_relevance()[-1]
+    assert worst.turns[0].content not in trimmed or worst.turns[0].content in render([best])
+    capped = locomo.search(
+        "camping with the kids and roasting marshmallows", USER, top_k=8, max_tokens=budget
+    )
+    assert count_tokens(capped.to_text()) <= budget
+    assert len(capped.evidence) < len(result.evidence)
+
+
+def test_session_dates_render_at_the_source_granularity(locomo: refind.Memory) -> None:
+    result = locomo.search("adoption agencies", USER)
+    text = result.to_text()
+    assert "| 3:31 pm on 23 August, 2023]" in text or "| 1:14 pm on 25 May, 2023]" in text
+    with refind.Memory.in_memory() as m:
+        m.add("u", "s", [{"role": "user", "content": "moving to Porto"}], session_time="March 2024")
+        assert "[session s | March 2024]" in m.search("Porto", "u").to_text()
+        m.add(
+            "u",
+            "t",
+            [
+                {
+                    "role": "user",
+                    "content": "flat viewing in Lisbon",
+                    "timestamp": 1_709_395_200_000 + 3_600_000,
+                }
+            ],
+        )
+        assert "[session t | 2 March 2024, 17:00 UTC]" in m.search("Lisbon flat", "u").to_text()
+        m.add("u", "v", [{"role": "user", "content": "signed the Braga lease", "timestamp": "2024-03-05"}])
+        assert "[session v | 5 March 2024]" in m.search("Braga lease", "u").to_text()
+
+
+def test_search_validation(locomo: refind.Memory) -> None:
+    with pytest.raises(refind.InvalidInput, match="top_k"):
+        locomo.search("x", USER, top_k=0)
+    with pytest.raises(refind.InvalidInput, match="now"):
+        locomo.search("x", USER, now="someday maybe")
+    with pytest.raises(refind.InvalidInput, match="options"):
+        locomo.search("x", USER, options="A. yes")  # type: ignore[arg-type]
+    with pytest.raises(refind.InvalidInput, match="agent"):
+        locomo.search("x", USER, agent="gpt")  # type: ignore[arg-type]
+    assert locomo.search("", USER).evidence == []
+    assert locomo.search("the of and", USER).evidence == []
+    assert locomo.search("LGBTQ", "nobody").evidence == []  # another user's data never leaks
