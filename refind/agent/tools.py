@@ -1,0 +1,451 @@
+"""The three tools a model searches with (``search``, ``note``, ``finish``) and the code that runs them.
+
+``TOOLS`` holds the OpenAI function-tool schemas (chat completions ``tools=``); :class:`ToolDispatcher`
+executes a call on a :class:`~refind.search.SearchSession` and returns the tool message text. The
+:class:`~refind.agent.llm.LLMAgent` and users' own agents (through :mod:`refind.tools`) share this one
+implementation, so a tool behaves the same whoever calls it.
+
+A dispatcher never raises on bad arguments: it answers with a text that says what was wrong and what is
+valid, so the model can correct itself (``ToolOutcome.error`` tells a caller that it did).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
+
+from refind.errors import InvalidInput
+from refind.evidence import render_block
+from refind.models import Evidence, SearchResult, Turn, to_epoch_ms
+from refind.search.session import SearchSession
+from refind.tokens import count_tokens, truncate_to_tokens
+
+if TYPE_CHECKING:
+    from refind.memory import Memory
+
+__all__ = [
+    "FINISH_TOOL",
+    "NOTE_TOOL",
+    "SEARCH_TOOL",
+    "TOOLS",
+    "TOOL_NAMES",
+    "ToolDispatcher",
+    "ToolOutcome",
+    "openai_tools",
+]
+
+SEARCH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": (
+            "Keyword search over the user's past chat messages (BM25, like the search box of a chat app). "
+            "Returns the best matching messages with the turns around them, as evidence blocks; each block "
+            "starts with an [id ...] line. Every search skips messages that earlier searches already "
+            "returned, so repeat a search with different words (synonyms, names, places, distinctive "
+            "nouns) rather than the same ones. Optionally restrict to messages sent between date_from and "
+            "date_to (inclusive)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "keywords": {
+                    "type": "string",
+                    "description": (
+                        "Space-separated search words, e.g. 'Caroline speech school'. Plain words only: "
+                        "no boolean operators or quotes are needed."
+                    ),
+                },
+                "date_from": {
+                    "type": "string",
+                    "description": "Earliest day to include, as YYYY-MM-DD (e.g. 2023-05-01). Omit for no lower bound.",
+                },
+                "date_to": {
+                    "type": "string",
+                    "description": "Last day to include, as YYYY-MM-DD (inclusive). Omit for no upper bound.",
+                },
+            },
+            "required": ["keywords"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+NOTE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "note",
+        "description": (
+            "Keep evidence blocks that may help answer the question. Pass the ids from the [id ...] lines "
+            "of earlier search results (a block id such as 'session_3#0-4', or the id of one message in it). "
+            "Only kept blocks are handed on; if nothing is kept, everything found is handed on."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "ids": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Block ids or message ids to keep.",
+                },
+                "reason": {"type": "string", "description": "Optional: why these blocks matter."},
+            },
+            "required": ["ids"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+FINISH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "finish",
+        "description": (
+            "Stop searching: the evidence collected so far is enough (or more searching will not help). "
+            "Do not answer the question; the collected evidence is handed to whoever answers it."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "description": "Optional: why the search is complete."},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+TOOLS: list[dict[str, Any]] = [SEARCH_TOOL, NOTE_TOOL, FINISH_TOOL]
+TOOL_NAMES: tuple[str, ...] = tuple(t["function"]["name"] for t in TOOLS)
+
+_USAGE = (
+    "The tools are: search(keywords: string, date_from?: 'YYYY-MM-DD', date_to?: 'YYYY-MM-DD'), "
+    "note(ids: list of block or message ids), finish(reason?: string)."
+)
+_DAY_MS = 86_400_000
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][0-9:.+\-Z]*)?$")
+_MIN_YEAR, _MAX_YEAR = 1900, 2199
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """A fresh deep copy of :data:`TOOLS` (safe to modify, e.g. to add ``"strict": True``)."""
+    return copy.deepcopy(TOOLS)
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """What one tool call did. ``content`` is the tool message for the model; ``error`` is set (and
+    ``content`` explains it) when the call was malformed and nothing ran; ``finished`` after ``finish``."""
+
+    name: str
+    content: str
+    error: str | None = None
+    finished: bool = False
+    new_evidence: list[Evidence] = field(default_factory=list)
+    noted: list[str] = field(default_factory=list)
+
+
+class _BadCall(Exception):
+    """A malformed tool call; the message is what the model is told."""
+
+
+def _day(value: object, name: str) -> date | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise _BadCall(f"{name} must be a string 'YYYY-MM-DD', got {json.dumps(value)}")
+    m = _DATE.match(value.strip())
+    if m is None:
+        raise _BadCall(f"{name} {value!r} is not a date in the form YYYY-MM-DD (e.g. 2023-05-08)")
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError as exc:
+        raise _BadCall(f"{name} {value!r} is not a real calendar day ({exc})") from None
+    if not _MIN_YEAR <= day.year <= _MAX_YEAR:
+        raise _BadCall(f"{name} {value!r} is outside the years {_MIN_YEAR}-{_MAX_YEAR}")
+    return day
+
+
+def _ms_to_day(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+def _parse_arguments(arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if not isinstance(arguments, str):
+        raise _BadCall(f"arguments must be a JSON object, got {type(arguments).__name__}")
+    if not arguments.strip():
+        return {}
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise _BadCall(
+            f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); send one JSON object, "
+            'e.g. {"keywords": "birthday party", "date_from": "2023-05-01"}'
+        ) from None
+    if not isinstance(parsed, dict):
+        raise _BadCall(f"the arguments must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+class ToolDispatcher:
+    """Runs ``search`` / ``note`` / ``finish`` calls for one question of one user.
+
+    ``ToolDispatcher(memory, user_id, now=..., top_k=..., window=...)`` keeps one
+    :class:`~refind.search.SearchSession`, so repeated searches in one conversation skip what was already
+    returned; :meth:`for_session` wraps an existing session (this is what :class:`LLMAgent` does).
+    ``observation_tokens`` bounds each search's tool message (whole blocks first, then a cut).
+
+    :meth:`call` returns the tool message text and never raises on bad arguments; :meth:`execute` returns a
+    :class:`ToolOutcome`; :meth:`handle` turns an assistant message's ``tool_calls`` into tool messages;
+    :meth:`result` gives the :class:`~refind.SearchResult` (noted blocks, or all when none were noted).
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        user_id: str,
+        *,
+        now: int | float | str | datetime | date | None = None,
+        top_k: int | None = None,
+        window: int | None = None,
+        question: str = "",
+        observation_tokens: int = 1500,
+        label: str = "tool",
+    ) -> None:
+        session = _open_session(memory, user_id, question, now=now, top_k=top_k, window=window, label=label)
+        self._init(session, observation_tokens, label)
+
+    @classmethod
+    def for_session(
+        cls, session: SearchSession, *, observation_tokens: int = 1500, label: str = "tool"
+    ) -> ToolDispatcher:
+        """A dispatcher over an existing session (the session's read-set and evidence are shared)."""
+        self = cls.__new__(cls)
+        self._init(session, observation_tokens, label)
+        return self
+
+    def _init(self, session: SearchSession, observation_tokens: int, label: str) -> None:
+        if not isinstance(observation_tokens, int) or observation_tokens < 50:
+            raise InvalidInput("observation_tokens: expected an integer of at least 50")
+        self.session = session
+        self.observation_tokens = observation_tokens
+        self.label = label
+        self._shown: set[str] = set()  # turn ids already put in front of the model
+        self._aliases: dict[str, str] = {}  # every block id shown -> one of its turn ids
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> str:
+        """Run one tool call; returns the tool message text (an explanation when the call was malformed)."""
+        return self.execute(name, arguments).content
+
+    def execute(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> ToolOutcome:
+        """Run one tool call; ``arguments`` is the JSON text a model sent, or a dict."""
+        try:
+            if name not in TOOL_NAMES:
+                raise _BadCall(f"there is no tool named {name!r}")
+            args = _parse_arguments(arguments)
+            if name == "search":
+                return self._search(args)
+            if name == "note":
+                return self._note(args)
+            return self._finish(args)
+        except _BadCall as exc:
+            problem = str(exc)
+            return ToolOutcome(
+                name=str(name), content=f"Error: {problem}. Nothing was run. {_USAGE}", error=problem
+            )
+
+    def handle(self, tool_calls: Iterable[Any] | None) -> list[dict[str, str]]:
+        """Tool messages (``{"role": "tool", "tool_call_id": ..., "content": ...}``) for the ``tool_calls`` of
+        an assistant message (openai objects or dicts), in order."""
+        messages = []
+        for tc in tool_calls or []:
+            call_id, name, arguments = _unpack_call(tc)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": self.call(name, arguments)})
+        return messages
+
+    def result(self, max_tokens: int | None = None) -> SearchResult:
+        """The evidence collected so far (noted blocks, or all when nothing was noted) and the trace."""
+        return self.session.result(max_tokens=max_tokens)
+
+    # ------------------------------------------------------------------ the tools
+
+    def _search(self, args: dict[str, Any]) -> ToolOutcome:
+        keywords = args.get("keywords")
+        if isinstance(keywords, list) and all(isinstance(k, str) for k in keywords):
+            keywords = " ".join(keywords)
+        if not isinstance(keywords, str) or not keywords.strip():
+            raise _BadCall("search needs 'keywords': a non-empty string of search words")
+        keywords = " ".join(keywords.split())
+        day_from = _day(args.get("date_from"), "date_from")
+        day_to = _day(args.get("date_to"), "date_to")
+        if day_from is not None and day_to is not None and day_from > day_to:
+            raise _BadCall(f"date_from {day_from} is after date_to {day_to}; date_from must come first")
+        ms_from = to_epoch_ms(day_from) if day_from is not None else None
+        ms_to = to_epoch_ms(day_to) + _DAY_MS - 1 if day_to is not None else None
+        new = self.session.search(keywords, ms_from, ms_to, note=self.label)
+        # a block's id changes when a later round extends it; the ids the model saw must still work
+        self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
+        return ToolOutcome(
+            name="search", content=self._observation(keywords, ms_from, ms_to, new), new_evidence=new
+        )
+
+    def _observation(
+        self, keywords: str, ms_from: int | None, ms_to: int | None, new: Sequence[Evidence]
+    ) -> str:
+        """The new blocks, best first, each under an ``[id ...]`` line, within ``observation_tokens``: whole
+        blocks while they fit, then the ids of the rest. Turns shown by earlier observations are not repeated
+        when a block grows."""
+        where = f"search {keywords!r}"
+        if ms_from is not None or ms_to is not None:
+            lo = _ms_to_day(ms_from) if ms_from is not None else "the start"
+            hi = _ms_to_day(ms_to) if ms_to is not None else "now"
+            where += f" from {lo} to {hi}"
+        if not new:
+            return (
+                f"No new messages for {where}: nothing unread matches. Try different words (synonyms, names, "
+                "related nouns), or a wider date range or none."
+            )
+        budget = self.observation_tokens
+        head = f"{len(new)} new evidence block(s) for {where}, best first:"
+        pieces = [self._piece(b) for b in new]
+        shown: list[str] = []
+        used = count_tokens(head)
+        for i, piece in enumerate(pieces):
+            cost = count_tokens(piece) + 2
+            if used + cost + count_tokens(_footer([b.id for b in new[i + 1 :]])) > budget:
+                break
+            shown.append(piece)
+            used += cost
+            self._shown.update(t.id for t in new[i].turns)
+        if shown:
+            omitted = [b.id for b in new[len(shown) :]]
+            footer = _footer(omitted)
+        else:  # the best block alone is over budget: show its beginning (the id line first)
+            omitted = [b.id for b in new[1:]]
+            footer = _footer(omitted, with_ids=used + count_tokens(_footer(omitted)) + 40 <= budget)
+            room = budget - used - count_tokens(footer) - 4
+            shown.append(truncate_to_tokens(pieces[0], max(room, 1)))
+        text = "\n\n".join([head, *shown, *([footer] if omitted else [])])
+        return truncate_to_tokens(text, budget)
+
+    def _piece(self, block: Evidence) -> str:
+        fresh = [t for t in block.turns if t.id not in self._shown]
+        if not fresh or len(fresh) == len(block.turns):
+            return f"[id {block.id}]\n{render_block(block)}"
+        runs: list[list[Turn]] = []
+        for t in fresh:
+            if runs and t.turn == runs[-1][-1].turn + 1:
+                runs[-1].append(t)
+            else:
+                runs.append([t])
+        parts = [
+            render_block(block.model_copy(update={"turns": run}), header=i == 0) for i, run in enumerate(runs)
+        ]
+        repeated = len(block.turns) - len(fresh)
+        return (
+            f"[id {block.id}] (extends a block shown before; its {repeated} earlier turn(s) are not repeated)\n"
+            + ("\n...\n".join(parts))
+        )
+
+    def _note(self, args: dict[str, Any]) -> ToolOutcome:
+        ids = args.get("ids")
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+            raise _BadCall("note needs 'ids': a non-empty list of block ids or message ids (strings)")
+        reason = args.get("reason")
+        reason = reason if isinstance(reason, str) and reason.strip() else None
+        wanted = list(dict.fromkeys(i.strip() for i in ids))
+        known = {b.id for b in self.session.blocks} | {t.id for b in self.session.blocks for t in b.turns}
+        unknown = [i for i in wanted if i not in known and i not in self._aliases]
+        kept = self.session.note([self._aliases.get(i, i) for i in wanted], note=reason)
+        parts = []
+        if kept:
+            parts.append(f"Kept {len(kept)} block(s): {', '.join(kept)}.")
+        else:
+            parts.append("Nothing was kept.")
+        if unknown:
+            parts.append(
+                f"Unknown id(s): {', '.join(unknown)}. Use the ids from the [id ...] lines of search results"
+                + (
+                    f"; found so far: {', '.join(b.id for b in self.session.blocks)}."
+                    if self.session.blocks
+                    else "; nothing has been found yet."
+                )
+            )
+        return ToolOutcome(name="note", content=" ".join(parts), noted=kept)
+
+    def _finish(self, args: dict[str, Any]) -> ToolOutcome:
+        reason = args.get("reason")
+        reason = reason if isinstance(reason, str) and reason.strip() else None
+        self.session.finish(note=reason)
+        blocks = self.session.blocks
+        noted = sum(1 for b in blocks if b.noted)
+        return ToolOutcome(
+            name="finish",
+            content=f"Finished with {len(blocks)} evidence block(s), {noted} of them kept.",
+            finished=True,
+        )
+
+
+def _open_session(
+    memory: Memory,
+    user_id: str,
+    question: str,
+    *,
+    now: int | float | str | datetime | date | None,
+    top_k: int | None,
+    window: int | None,
+    label: str,
+) -> SearchSession:
+    """A SearchSession set up the way :meth:`Memory.search` sets one up (the memory's settings)."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise InvalidInput("user_id: expected a non-empty string")
+    try:
+        now_ms = to_epoch_ms(now) if now is not None else None
+    except ValueError as exc:
+        raise InvalidInput(f"now: {exc}") from exc
+    for name, value, lo, hi in (("top_k", top_k, 1, 1000), ("window", window, 0, 100)):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi
+        ):
+            raise InvalidInput(f"{name}: expected an integer between {lo} and {hi}")
+    s = memory.settings
+    return SearchSession(
+        memory.store,
+        user_id,
+        question,
+        now=now_ms,
+        top_k=top_k if top_k is not None else s.top_k,
+        window=window if window is not None else s.window,
+        readset=s.readset,
+        fusion=memory._fusion(),  # Memory's own fusion settings, so both paths rank alike
+        overfetch=s.overfetch,
+        agent=label,
+    )
+
+
+def _footer(omitted: Sequence[str], *, with_ids: bool = True) -> str:
+    if not omitted:
+        return ""
+    ids = f": {', '.join(omitted)}" if with_ids else ""
+    return f"({len(omitted)} more block(s) not shown for length{ids}; they count as read.)"
+
+
+def _unpack_call(tc: Any) -> tuple[str, str, Any]:
+    """(id, name, arguments) of an openai tool call object or its dict form."""
+    if isinstance(tc, Mapping):
+        fn = tc.get("function") or {}
+        return str(tc.get("id", "")), str(fn.get("name", "")), fn.get("arguments")
+    fn = getattr(tc, "function", None)
+    return str(getattr(tc, "id", "")), str(getattr(fn, "name", "")), getattr(fn, "arguments", None)
