@@ -1,0 +1,412 @@
+"""LLMAgent: an OpenAI-compatible chat model decides the search rounds with native tool calls.
+
+The model gets the question (and the multiple-choice options, as extra search material), today's date when
+known, and three tools (:mod:`refind.agent.tools`): ``search``, ``note``, ``finish``. Each call runs on the
+question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent.tools.ToolDispatcher`
+users' own agents get, and its observation (the new blocks with their ids, trimmed to
+``observation_tokens``) goes back as the tool message.
+
+Failures, in one place:
+
+* **Retries** live here only: the openai client is built (or re-optioned) with ``max_retries=0``, and
+  tenacity retries 429, 5xx, timeouts and connection errors up to ``max_retries`` times, waiting a jittered
+  exponential backoff (``retry_wait = (multiplier, max)`` seconds; a server's Retry-After is honoured up to
+  that max).
+* **Malformed tool calls** (arguments that are not JSON, unknown tools, missing keywords, impossible dates)
+  get a corrective tool message; after ``max_corrections`` in a row (or one more than that in total) the
+  agent stops asking.
+* **Fallback**: when retries are exhausted, a call fails for good (401, 400, ...) or corrections run out,
+  the heuristic plan (``fallback``, default :class:`~refind.agent.heuristic.HeuristicAgent`) runs on the same
+  session, so what the model found is kept and not shown twice. The trace says so (action ``fallback``). A
+  rejected key (401/403) is logged once at WARNING and later questions go straight to the fallback.
+
+Every model call is a trace entry (action ``llm``) with its tokens (the response's ``usage``, else counted
+with tiktoken) and latency; retries (``retry``) and corrections (``error``) are recorded too.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from refind.agent.base import Agent
+from refind.agent.heuristic import HeuristicAgent
+from refind.agent.tools import TOOLS, ToolDispatcher, _unpack_call
+from refind.errors import InvalidInput, SetupError
+from refind.models import RoundTrace
+from refind.search.session import SearchSession
+from refind.tokens import count_tokens
+
+__all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+SYSTEM_PROMPT = """\
+You are a research assistant searching one person's chat history. Your job is to collect the messages \
+that could answer their question; you do not answer it yourself. Someone else reads what you collect.
+
+How to search:
+- Start broad: one search with several keywords from the question (names, places, distinctive nouns, \
+the activity asked about). Plain words work best; the search matches word stems.
+- Every search skips messages that earlier searches already returned, so search again with different \
+words: synonyms, related terms, the other person's name, words from the answer options if given.
+- When the question has a time cue ("last week", "in May", "before the trip"), narrow a search with \
+date_from/date_to (YYYY-MM-DD, inclusive), worked out from today's date. Messages are dated by their \
+conversation; a fact mentioned later may refer to an earlier event, so keep an undated search too.
+- After searching, call note with the ids (from the [id ...] lines) of the blocks that might help.
+- Call finish when the collected evidence is enough or further searches keep finding nothing new.
+{today}"""
+
+_USER_TEMPLATE = "Question: {question}"
+
+
+def _today_line(now: int | None) -> str:
+    if now is None:
+        return "Today's date is not known; use dates only when the question names them."
+    day = datetime.fromtimestamp(now / 1000, UTC)
+    return f"Today is {day:%Y-%m-%d} ({day:%A})."
+
+
+class _BadResponse(Exception):
+    """The endpoint answered 200 with something that is not a usable chat completion."""
+
+
+class _Fallback(Exception):
+    """Stop asking the model; run the fallback plan. The message is the trace note."""
+
+
+class LLMAgent:
+    """Plans the search rounds with an OpenAI-compatible chat model (native tool calls, temperature 0).
+
+    ``model``, the key and the endpoint come from the arguments, else ``REFIND_LLM_MODEL`` (default
+    ``gpt-4o-mini``), ``REFIND_LLM_API_KEY`` / ``OPENAI_API_KEY`` and ``REFIND_LLM_BASE_URL`` /
+    ``OPENAI_BASE_URL``; or pass a ready ``client`` (``openai.OpenAI``; it is used with ``max_retries=0``
+    because retries happen here). A base URL without a key is fine for local servers. With none of them,
+    :class:`~refind.SetupError` says how to configure one.
+
+    ``max_actions`` bounds the tool actions per question (each model call costs at least one, so it bounds
+    the calls too); ``timeout`` is seconds per request; ``max_retries`` the retries of one request;
+    ``retry_wait`` the backoff's (multiplier, max) seconds; ``observation_tokens`` the size of each search
+    result shown to the model; ``max_corrections`` the malformed calls corrected in a row before falling
+    back to ``fallback`` (default :class:`~refind.HeuristicAgent`).
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        client: Any | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_actions: int = 4,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        observation_tokens: int = 1500,
+        fallback: Agent | None = None,
+        retry_wait: tuple[float, float] = (0.5, 8.0),
+        max_corrections: int = 2,
+    ) -> None:
+        if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
+            raise InvalidInput("max_actions: expected an integer of at least 1")
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+            raise InvalidInput("max_retries: expected a non-negative integer")
+        if not isinstance(timeout, int | float) or timeout <= 0:
+            raise InvalidInput("timeout: expected a positive number of seconds")
+        if not isinstance(observation_tokens, int) or observation_tokens < 50:
+            raise InvalidInput("observation_tokens: expected an integer of at least 50")
+        if len(retry_wait) != 2 or not all(isinstance(w, int | float) and w >= 0 for w in retry_wait):
+            raise InvalidInput("retry_wait: expected (multiplier, max) seconds, both >= 0")
+        if not isinstance(max_corrections, int) or max_corrections < 0:
+            raise InvalidInput("max_corrections: expected a non-negative integer")
+        if fallback is not None and not isinstance(fallback, Agent):
+            raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
+        self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
+        self.max_actions = max_actions
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.retry_wait = (float(retry_wait[0]), float(retry_wait[1]))
+        self.observation_tokens = observation_tokens
+        self.max_corrections = max_corrections
+        self.fallback: Agent = fallback or HeuristicAgent()
+        self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
+        self._openai = _import_openai()
+        if client is not None:
+            secret = getattr(client, "api_key", None)
+            self._secret = secret if isinstance(secret, str) and len(secret) >= 8 else None
+            self.client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
+            self.base_url = str(getattr(client, "base_url", "")) or None
+            return
+        key = api_key or os.environ.get("REFIND_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        url = base_url or os.environ.get("REFIND_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        if not key and not url:
+            raise SetupError(
+                "LLMAgent has no model endpoint: set REFIND_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI, or "
+                "REFIND_LLM_BASE_URL for an OpenAI-compatible server (e.g. http://localhost:8000/v1), or "
+                "pass LLMAgent(api_key=..., base_url=...) or client=openai.OpenAI(...); "
+                "without one, use the offline HeuristicAgent"
+            )
+        self._secret = key or None
+        self.base_url = url
+        self.client = self._openai.OpenAI(
+            api_key=key or "unused",  # local servers ignore it; the client insists on one
+            base_url=url,
+            timeout=self.timeout,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"LLMAgent(model={self.model!r}, base_url={self.base_url!r})"
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
+        if self._unavailable is not None:
+            return self._fall_back(session, question, options, self._unavailable)
+        try:
+            self._converse(session, question, options)
+        except _Fallback as exc:
+            self._fall_back(session, question, options, str(exc))
+
+    def _converse(self, session: SearchSession, question: str, options: Sequence[str] | None) -> None:
+        tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT.format(today=_today_line(session.now))},
+            {"role": "user", "content": _user_message(question, options)},
+        ]
+        actions = 0
+        in_row = total = 0
+        while actions < self.max_actions:
+            message = self._complete(session, messages)
+            calls = list(message.tool_calls or [])
+            if not calls:
+                session.finish("the model replied without a tool call")
+                return
+            messages.append(_assistant_message(message, calls))
+            for call in calls:
+                if actions >= self.max_actions:
+                    break
+                actions += 1
+                call_id, name, arguments = _unpack_call(call)
+                outcome = tools.execute(name, arguments)
+                if outcome.error is not None:
+                    session.trace.append(
+                        RoundTrace(round=session.rounds, action="error", note=f"{name}: {outcome.error}")
+                    )
+                    if in_row >= self.max_corrections or total > self.max_corrections:
+                        raise _Fallback(f"malformed tool calls ({name}: {outcome.error})")
+                    in_row += 1
+                    total += 1
+                else:
+                    in_row = 0
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.content})
+                if outcome.finished:
+                    return
+        session.finish(f"budget spent: {self.max_actions} actions")
+
+    def _fall_back(
+        self, session: SearchSession, question: str, options: Sequence[str] | None, cause: str
+    ) -> None:
+        if cause == self._unavailable:  # the rejected key was logged once already
+            log.debug("LLMAgent falls back to %s: %s", self.fallback.name, cause)
+        else:
+            log.warning("LLMAgent falls back to %s: %s", self.fallback.name, cause)
+        session.trace.append(
+            RoundTrace(round=session.rounds, action="fallback", note=f"{self.fallback.name} plan: {cause}")
+        )
+        self.fallback.run(session, question, options=options)
+
+    # ------------------------------------------------------------------ one model call, with retries
+
+    def _complete(self, session: SearchSession, messages: list[dict[str, Any]]) -> Any:
+        """One chat completion (retried on transient failures); records an ``llm`` trace entry."""
+        from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+        openai = self._openai
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            session.trace.append(
+                RoundTrace(
+                    round=session.rounds,
+                    action="retry",
+                    note=f"attempt {state.attempt_number} failed ({self._describe(exc)}); retrying in {wait:.2f} s",
+                )
+            )
+
+        retrying = Retrying(
+            retry=retry_if_exception(self._retryable),
+            wait=self._wait,
+            stop=stop_after_attempt(self.max_retries + 1),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        t0 = time.perf_counter()
+        try:
+            response = retrying(
+                self.client.chat.completions.create,
+                model=self.model,
+                messages=messages,
+                tools=TOOLS,
+                tool_choice="auto",
+                temperature=0,
+                timeout=self.timeout,
+            )
+            message = _first_message(response)
+        except openai.OpenAIError as exc:
+            if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+                refused = "rejected the API key" if exc.status_code == 401 else "denied access"
+                cause = f"the endpoint {refused} (HTTP {exc.status_code})"
+                if self._unavailable is None:
+                    log.warning(
+                        "LLMAgent: %s at %s; check REFIND_LLM_API_KEY / OPENAI_API_KEY. "
+                        "Later questions use the %s plan without calling the model",
+                        cause,
+                        self.base_url or "api.openai.com",
+                        self.fallback.name,
+                    )
+                self._unavailable = cause
+                raise _Fallback(cause) from exc
+            retried = " after retries" if self._retryable(exc) and self.max_retries else ""
+            raise _Fallback(f"model call failed{retried}: {self._describe(exc)}") from exc
+        except _BadResponse as exc:
+            raise _Fallback(f"unusable model response: {exc}") from exc
+        ms = round((time.perf_counter() - t0) * 1000, 3)
+        prompt, completion, source = _usage(response, messages, message)
+        session.trace.append(
+            RoundTrace(
+                round=session.rounds,
+                action="llm",
+                tokens=prompt + completion,
+                ms=ms,
+                note=f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
+                f"{len(message.tool_calls or [])} tool call(s)",
+            )
+        )
+        return message
+
+    def _retryable(self, exc: BaseException) -> bool:
+        openai = self._openai
+        if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | openai.RateLimitError):
+            return True
+        return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+    def _wait(self, state: Any) -> float:
+        """Jittered exponential backoff (tenacity's ``wait_random_exponential``), at least the server's
+        Retry-After, never more than the configured max."""
+        from tenacity import wait_random_exponential
+
+        multiplier, cap = self.retry_wait
+        wait = wait_random_exponential(multiplier=multiplier, max=cap)(state)
+        exc = state.outcome.exception() if state.outcome else None
+        after = _retry_after(exc)
+        if after is not None:
+            wait = max(wait, after)
+        return min(wait, cap)
+
+    def _describe(self, exc: BaseException | None) -> str:
+        """A short cause for the trace and the log (the key, if any, is masked)."""
+        if exc is None:
+            return "unknown error"
+        status = getattr(exc, "status_code", None)
+        text = type(exc).__name__ + (f" (HTTP {status})" if status is not None else "")
+        message = str(getattr(exc, "message", "") or exc)
+        if message:
+            text += f": {message[:200]}"
+        if self._secret:
+            text = text.replace(self._secret, "***")
+        return text
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - openai is a dependency
+        raise SetupError("LLMAgent needs the openai package: pip install openai") from exc
+    return openai
+
+
+def _user_message(question: str, options: Sequence[str] | None) -> str:
+    text = _USER_TEMPLATE.format(question=question)
+    if options:
+        listed = "\n".join(f"- {o}" for o in options)
+        text += (
+            "\n\nAnswer options (one is right; their words are useful search material, but do not pick one):\n"
+            + listed
+        )
+    return text
+
+
+def _first_message(response: Any) -> Any:
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise _BadResponse("no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise _BadResponse("the first choice has no message")
+    return message
+
+
+def _assistant_message(message: Any, calls: Sequence[Any]) -> dict[str, Any]:
+    tool_calls = []
+    for c in calls:
+        call_id, name, arguments = _unpack_call(c)
+        tool_calls.append(
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments or ""}}
+        )
+    return {"role": "assistant", "content": message.content, "tool_calls": tool_calls}
+
+
+def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple[int, int, str]:
+    """(prompt, completion) tokens: the response's ``usage`` when present, else counted with tiktoken."""
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if isinstance(prompt, int) and isinstance(completion, int):
+        return prompt, completion, "usage"
+    # counted: the messages' text plus the tool schemas (the model sees both)
+    prompt_text = "\n".join(str(m.get("content") or "") for m in messages) + json.dumps(TOOLS)
+    reply = message.content or ""
+    for c in message.tool_calls or []:
+        _, name, arguments = _unpack_call(c)
+        reply += f"{name}({arguments or ''})"
+    return count_tokens(prompt_text), count_tokens(reply), "counted"
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    """Seconds a 429/503 asks the client to wait (``retry-after-ms`` or ``retry-after``), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(when.tzinfo or UTC)).total_seconds(), 0.0)

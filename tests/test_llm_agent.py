@@ -1,0 +1,470 @@
+"""LLMAgent end to end: the real openai client over real HTTP to a scripted fake server, a real Lucene
+index holding one LoCoMo conversation. Retries, timeouts, corrections, fallback, budgets, configuration."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+import refind
+from refind.agent.heuristic import HeuristicAgent
+from refind.agent.llm import LLMAgent
+from refind.agent.tools import TOOLS
+from refind.io import iter_locomo
+from refind.models import SearchResult, to_epoch_ms
+from refind.tokens import count_tokens
+from tests.fake_openai import Delay, Failure, FakeOpenAI, text_reply, tool_reply
+
+USER = "conv-26"
+QUESTION = "When did Caroline give a speech at a school?"
+NOW = "2023-07-10"  # a Monday
+KEY = "sk-test-0123456789abcdef"
+FAST = (0.001, 0.02)  # retry_wait for tests: (multiplier, max) seconds
+DAY_MS = 86_400_000
+
+
+@pytest.fixture(scope="module")
+def locomo(shared_data: Path) -> Iterator[refind.Memory]:
+    mem = refind.Memory.in_memory()
+    mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == USER)
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in (
+        "REFIND_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "REFIND_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        "REFIND_LLM_MODEL",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+    assert server.unexpected == 0, "a request arrived after the script was used up"
+
+
+def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
+    kwargs.setdefault("retry_wait", FAST)
+    kwargs.setdefault("timeout", 5.0)
+    return LLMAgent("test-model", base_url=fake.base_url, api_key=KEY, **kwargs)
+
+
+def actions(result: SearchResult) -> list[str]:
+    return [t.action for t in result.trace]
+
+
+def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+def block_ids(observation: str) -> list[str]:
+    return re.findall(r"^\[id ([^\]\s]+)\]", observation, flags=re.MULTILINE)
+
+
+def heuristic_ids(mem: refind.Memory, question: str = QUESTION) -> list[str]:
+    return [e.id for e in mem.search(question, USER, now=NOW, agent=HeuristicAgent()).evidence]
+
+
+# ---------------------------------------------------------------------------------------------- happy path
+
+
+def test_scripted_search_search_note_finish(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    noted: list[str] = []
+
+    def note_what_was_shown(body: dict[str, Any]) -> Any:
+        first, second = tool_messages(body)
+        noted.extend([block_ids(first["content"])[0], block_ids(second["content"])[0], "D3:1"])
+        return tool_reply(("note", {"ids": noted, "reason": "the talk and the June meetup"}))
+
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline speech school"})),
+        tool_reply(
+            (
+                "search",
+                {"keywords": "mentors family friends", "date_from": "2023-06-01", "date_to": "2023-06-30"},
+            )
+        ),
+        note_what_was_shown,
+        tool_reply(("finish", {"reason": "enough"})),
+    )
+    agent = agent_for(fake, observation_tokens=600)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+
+    # evidence: exactly the noted blocks, the school talk (D3:1) among them
+    assert result.agent == "llm"
+    assert all(e.noted for e in result.evidence)
+    turn_ids = {t.id for e in result.evidence for t in e.turns}
+    assert "D3:1" in turn_ids
+    assert 1 <= len(result.evidence) <= 3
+    # trace: a model call before every action, with tokens; searches with their keywords and dates
+    assert actions(result) == ["llm", "search", "llm", "search", "llm", "note", "llm", "finish"]
+    llm = [t for t in result.trace if t.action == "llm"]
+    assert all(t.tokens > 0 and t.ms > 0 for t in llm)
+    assert all("(usage)" in (t.note or "") for t in llm)
+    searches = [t for t in result.trace if t.action == "search"]
+    assert [s.keywords for s in searches] == ["Caroline speech school", "mentors family friends"]
+    assert searches[0].date_from is None and searches[0].date_to is None
+    assert searches[1].date_from == to_epoch_ms("2023-06-01")
+    assert searches[1].date_to == to_epoch_ms("2023-06-30") + DAY_MS - 1
+    assert searches[1].new_evidence >= 1
+    june = [e for e in result.evidence if e.id == noted[1]] or [
+        e for e in result.evidence if any(t.id == noted[1] for t in e.turns)
+    ]
+    assert june and all(to_epoch_ms("2023-06-01") <= e.session_date < to_epoch_ms("2023-07-01") for e in june)
+    assert [t.action for t in result.trace if t.action == "finish"] == ["finish"]
+    assert result.trace[-1].note == "enough"
+
+    # what the model was sent
+    bodies = fake.bodies
+    assert len(bodies) == 4 and fake.pending == 0
+    for body in bodies:
+        assert body["model"] == "test-model"
+        assert body["temperature"] == 0
+        assert body["tools"] == TOOLS
+        assert body["tool_choice"] == "auto"
+        assert body["messages"][0]["role"] == "system"
+    system = bodies[0]["messages"][0]["content"]
+    assert "Today is 2023-07-10 (Monday)" in system
+    assert "not answer" in system or "do not answer" in system
+    assert bodies[0]["messages"][1] == {"role": "user", "content": f"Question: {QUESTION}"}
+    assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    # each later request carries the assistant's tool call and the observation for it
+    assistant = bodies[1]["messages"][2]
+    assert assistant["role"] == "assistant"
+    assert assistant["tool_calls"][0]["function"]["name"] == "search"
+    observation = bodies[1]["messages"][3]
+    assert observation["role"] == "tool" and observation["tool_call_id"] == assistant["tool_calls"][0]["id"]
+    assert "[id " in observation["content"] and "[session session_" in observation["content"]
+    for body in bodies[1:]:
+        for m in tool_messages(body):
+            assert count_tokens(m["content"]) <= 600
+    assert "from 2023-06-01 to 2023-06-30" in tool_messages(bodies[2])[1]["content"]
+    assert "Kept" in tool_messages(bodies[3])[2]["content"]
+
+
+def test_options_are_given_as_search_material(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("finish", {})))
+    locomo.search(
+        QUESTION, USER, now=NOW, agent=agent_for(fake), options=["7 May 2023", "the week before 9 June"]
+    )
+    user = fake.bodies[0]["messages"][1]["content"]
+    assert user.startswith(f"Question: {QUESTION}")
+    assert "- 7 May 2023" in user and "- the week before 9 June" in user
+
+
+def test_without_now_the_prompt_says_the_date_is_unknown(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("finish", {})))
+    locomo.search(QUESTION, USER, agent=agent_for(fake))
+    system = fake.bodies[0]["messages"][0]["content"]
+    assert "not known" in system and "Today is" not in system
+
+
+def test_observation_respects_the_token_budget(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline Melanie family art painting support"})),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, top_k=10, agent=agent_for(fake, observation_tokens=120))
+    content = tool_messages(fake.bodies[1])[0]["content"]
+    assert count_tokens(content) <= 120
+    search = next(t for t in result.trace if t.action == "search")
+    assert search.new_evidence > 1 and search.tokens > 120  # there was more than the budget to show
+    assert "not shown" in content or content.endswith("…")
+
+
+def test_text_reply_without_tool_calls_finishes(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(text_reply("The answer is probably June."))
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert actions(result) == ["llm", "finish"]
+    assert "without a tool call" in (result.trace[-1].note or "")
+    assert result.evidence == []
+
+
+def test_tokens_are_counted_when_the_response_has_no_usage(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("finish", {}), usage=False))
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    llm = result.trace[0]
+    assert llm.action == "llm" and llm.tokens > count_tokens(QUESTION)
+    assert "(counted)" in (llm.note or "")
+
+
+def test_llm_agent_is_an_agent(fake: FakeOpenAI) -> None:
+    agent = agent_for(fake)
+    assert isinstance(agent, refind.Agent)
+    assert agent.name == "llm"
+    assert KEY not in repr(agent)
+
+
+# ---------------------------------------------------------------------------------------------- retries
+
+
+def test_retries_on_429_and_500_then_succeeds(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        Failure(429, "slow down", retry_after="0"),
+        Failure(500, "boom"),
+        tool_reply(("search", {"keywords": "speech school"})),
+        Failure(503, "overloaded"),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert len(fake.requests) == 5 and fake.pending == 0
+    assert actions(result) == ["retry", "retry", "llm", "search", "retry", "llm", "finish"]
+    retries = [t.note or "" for t in result.trace if t.action == "retry"]
+    assert "RateLimitError (HTTP 429)" in retries[0]
+    assert "InternalServerError (HTTP 500)" in retries[1]
+    assert "HTTP 503" in retries[2]
+    assert "fallback" not in actions(result)
+    # one retry layer: openai's own retries are off (its retry-count header stays 0)
+    assert {r.headers.get("x-stainless-retry-count") for r in fake.requests} <= {"0", None}
+
+
+def test_retry_after_is_honoured_up_to_the_max_wait(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(Failure(429, retry_after="0.3"), tool_reply(("finish", {})))
+    locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, retry_wait=(0.001, 2.0)))
+    first, second = fake.requests
+    assert second.at - first.at >= 0.28
+
+
+def test_timeout_then_success(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(Delay(3.0), tool_reply(("finish", {"reason": "ok"})))
+    t0 = time.perf_counter()
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, timeout=0.5))
+    assert time.perf_counter() - t0 < 2.5
+    assert len(fake.requests) == 2
+    assert actions(result) == ["retry", "llm", "finish"]
+    assert "APITimeoutError" in (result.trace[0].note or "")
+
+
+def test_retries_exhausted_fall_back_to_the_heuristic_plan(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(*[Failure(500, "down")] * 3)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_retries=2))
+    assert len(fake.requests) == 3
+    assert actions(result)[:3] == ["retry", "retry", "fallback"]
+    fallback = result.trace[2]
+    assert "heuristic" in (fallback.note or "") and "HTTP 500" in (fallback.note or "")
+    assert "after retries" in (fallback.note or "")
+    assert "search" in actions(result) and actions(result)[-1] == "finish"
+    # the same evidence as the heuristic agent on its own (the model found nothing before failing)
+    assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+    assert result.evidence
+
+
+def test_fallback_keeps_what_the_model_found(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("search", {"keywords": "necklace grandma Sweden"})), *[Failure(502)] * 2)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_retries=1))
+    assert len(fake.requests) == 3
+    first = next(t for t in result.trace if t.action == "search")
+    assert first.note == "llm" and first.new_evidence >= 1
+    assert "fallback" in actions(result)
+    after = result.trace[actions(result).index("fallback") + 1 :]
+    assert any(t.action == "search" for t in after)
+    turns = {t.id for e in result.evidence for t in e.turns}
+    assert {"D4:3", "D3:1"} <= turns  # the model's necklace search and the heuristic's speech search
+    # the read-set held across the hand-over: no message is in two blocks
+    all_turns = [t.id for e in result.evidence for t in e.turns]
+    assert len(all_turns) == len(set(all_turns))
+
+
+def test_401_falls_back_at_once_and_never_logs_the_key(
+    locomo: refind.Memory, fake: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.enqueue(Failure(401, f"Incorrect API key provided: {KEY}"))
+    agent = agent_for(fake, max_retries=3)
+    with caplog.at_level(logging.DEBUG, logger="refind"):
+        result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+        assert len(fake.requests) == 1  # no retry
+        assert actions(result)[0] == "fallback"
+        assert "HTTP 401" in (result.trace[0].note or "")
+        assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+        # a second question goes straight to the fallback, without calling the endpoint again
+        again = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+        assert len(fake.requests) == 1
+        assert actions(again)[0] == "fallback"
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "401" in warnings[0].getMessage()
+    assert KEY not in caplog.text
+    assert all(KEY not in (t.note or "") for t in [*result.trace, *again.trace])
+
+
+def test_bad_request_is_not_retried(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(Failure(400, "model does not support tools"))
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert len(fake.requests) == 1
+    assert actions(result)[0] == "fallback" and "HTTP 400" in (result.trace[0].note or "")
+
+
+def test_a_passed_client_is_used_without_its_own_retries(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    client = openai.OpenAI(api_key=KEY, base_url=fake.base_url, max_retries=5, timeout=5.0)
+    fake.enqueue(Failure(500), Failure(500))
+    agent = LLMAgent("client-model", client=client, retry_wait=FAST, max_retries=1)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+    assert agent.client.max_retries == 0 and client.max_retries == 5
+    assert len(fake.requests) == 2  # our one retry, none of openai's five
+    assert "fallback" in actions(result)
+    assert fake.bodies[0]["model"] == "client-model"
+    fake.enqueue(tool_reply(("finish", {})))
+    locomo.search(QUESTION, USER, agent=agent)
+    assert fake.pending == 0
+
+
+# ---------------------------------------------------------------------------------------------- corrections
+
+
+def test_malformed_arguments_get_a_correction_then_recover(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        tool_reply(("search", '{"keywords": "speech school"')),  # cut-off JSON
+        tool_reply(("search", {"keywords": "speech school"})),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    correction = tool_messages(fake.bodies[1])[-1]["content"]
+    assert correction.startswith("Error: the arguments are not valid JSON")
+    assert "search(keywords" in correction  # says what is valid
+    assert actions(result) == ["llm", "error", "llm", "search", "llm", "finish"]
+    assert "fallback" not in actions(result)
+    assert result.evidence
+
+
+def test_unknown_tool_and_impossible_dates_are_corrected(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        tool_reply(("answer", {"text": "June"})),
+        tool_reply(("search", {"keywords": "speech", "date_from": "2023-02-30"})),
+        tool_reply(("search", {"keywords": "speech school"})),
+        tool_reply(("search", {"keywords": "speech", "date_from": "2023-06-30", "date_to": "2023-06-01"})),
+        tool_reply(
+            ("search", {"keywords": "talk students", "date_from": "2023-06-01", "date_to": "2023-06-30"})
+        ),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=8))
+    corrections = [tool_messages(b)[-1]["content"] for b in fake.bodies[1:]]
+    assert "no tool named 'answer'" in corrections[0]
+    assert "not a real calendar day" in corrections[1]
+    assert "Error" not in corrections[2]
+    assert "date_from 2023-06-30 is after date_to 2023-06-01" in corrections[3]
+    assert actions(result).count("error") == 3
+    assert "fallback" not in actions(result) and actions(result)[-1] == "finish"
+    assert [t.keywords for t in result.trace if t.action == "search"] == ["speech school", "talk students"]
+
+
+def test_repeated_malformed_calls_fall_back(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        tool_reply(("search", "not json")),
+        tool_reply(("search", {"query": "speech"})),  # no keywords
+        tool_reply(("search", {"keywords": "speech", "date_to": "June 2023"})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=6))
+    assert len(fake.requests) == 3 and fake.pending == 0
+    assert actions(result)[:6] == ["llm", "error", "llm", "error", "llm", "error"]
+    fallback = result.trace[6]
+    assert fallback.action == "fallback" and "malformed" in (fallback.note or "")
+    assert "YYYY-MM-DD" in (fallback.note or "")
+    assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+
+
+def test_corrections_are_bounded_in_total(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    bad = tool_reply(("search", {"keywords": ""}))
+    good = [tool_reply(("search", {"keywords": w})) for w in ("speech", "school", "students")]
+    fake.enqueue(bad, good[0], bad, good[1], bad, good[2], bad)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=20))
+    assert len(fake.requests) == 7
+    assert actions(result).count("error") == 4
+    assert "fallback" in actions(result)
+
+
+# ---------------------------------------------------------------------------------------------- budget
+
+
+def test_max_actions_bounds_calls_and_actions(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "speech"}), ("search", {"keywords": "school"})),
+        tool_reply(("search", {"keywords": "students"}), ("search", {"keywords": "talk"})),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=3))
+    assert len(fake.requests) == 2 and fake.pending == 1
+    assert [t.keywords for t in result.trace if t.action == "search"] == ["speech", "school", "students"]
+    assert result.trace[-1].action == "finish" and "budget" in (result.trace[-1].note or "")
+
+
+def test_default_budget_is_four_model_calls(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        *[tool_reply(("search", {"keywords": w})) for w in ("speech", "school", "talk", "event", "x")]
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert len(fake.requests) == 4 and actions(result).count("search") == 4 and fake.pending == 1
+    assert "budget" in (result.trace[-1].note or "")
+
+
+# ---------------------------------------------------------------------------------------------- configuration
+
+
+def test_missing_configuration_is_a_clear_error(fake: FakeOpenAI) -> None:
+    with pytest.raises(refind.SetupError, match="REFIND_LLM_API_KEY") as info:
+        LLMAgent()
+    message = str(info.value)
+    assert "REFIND_LLM_BASE_URL" in message and "HeuristicAgent" in message
+    assert isinstance(info.value, refind.RefindError)
+
+
+def test_bad_arguments_are_invalid_input(fake: FakeOpenAI) -> None:
+    for kwargs in ({"max_actions": 0}, {"timeout": 0}, {"max_retries": -1}, {"observation_tokens": 5}):
+        with pytest.raises(refind.InvalidInput):
+            LLMAgent(base_url=fake.base_url, **kwargs)
+
+
+def test_configuration_from_the_environment(
+    locomo: refind.Memory, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFIND_LLM_BASE_URL", fake.base_url)
+    monkeypatch.setenv("REFIND_LLM_API_KEY", "env-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "not-this-one")
+    monkeypatch.setenv("REFIND_LLM_MODEL", "env-model")
+    fake.enqueue(tool_reply(("finish", {})))
+    locomo.search(QUESTION, USER, agent=LLMAgent(retry_wait=FAST))
+    assert fake.bodies[0]["model"] == "env-model"
+    assert fake.requests[0].headers["authorization"] == "Bearer env-key"
+
+
+def test_base_url_without_a_key_is_enough(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("finish", {})))
+    agent = LLMAgent(base_url=fake.base_url, retry_wait=FAST)
+    assert agent.model == "gpt-4o-mini"
+    locomo.search(QUESTION, USER, agent=agent)
+    assert len(fake.requests) == 1 and fake.requests[0].path == "/v1/chat/completions"
+
+
+def test_openai_is_imported_lazily(child_env: dict[str, str]) -> None:
+    code = (
+        "import sys, refind, refind.tools, refind.agent.llm, refind.agent.tools; "
+        "assert 'openai' not in sys.modules, 'openai imported at import time'; "
+        "assert 'tenacity' not in sys.modules, 'tenacity imported at import time'"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=child_env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_request_bodies_are_json_round_trippable(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    """The conversation the agent sends is plain JSON (no client objects leak into it)."""
+    fake.enqueue(tool_reply(("search", {"keywords": "speech"})), tool_reply(("finish", {})))
+    locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    last = fake.bodies[-1]
+    assert json.loads(json.dumps(last)) == last
+    assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool"]
