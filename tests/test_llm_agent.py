@@ -21,7 +21,7 @@ from refind.agent.heuristic import HeuristicAgent
 from refind.agent.llm import LLMAgent
 from refind.agent.tools import TOOLS
 from refind.io import iter_locomo
-from refind.models import SearchResult, to_epoch_ms
+from refind.models import RoundTrace, SearchResult, to_epoch_ms
 from refind.tokens import count_tokens
 from tests.fake_openai import Delay, Failure, FakeOpenAI, text_reply, tool_reply
 
@@ -64,8 +64,13 @@ def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
     return LLMAgent("test-model", base_url=fake.base_url, api_key=KEY, **kwargs)
 
 
+def steps(result: SearchResult) -> list[RoundTrace]:
+    """The trace entries of the agent's run (without what SearchSession.result adds afterwards)."""
+    return [t for t in result.trace if t.action != "complete"]
+
+
 def actions(result: SearchResult) -> list[str]:
-    return [t.action for t in result.trace]
+    return [t.action for t in steps(result)]
 
 
 def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,7 +132,7 @@ def test_scripted_search_search_note_finish(locomo: refind.Memory, fake: FakeOpe
     ]
     assert june and all(to_epoch_ms("2023-06-01") <= e.session_date < to_epoch_ms("2023-07-01") for e in june)
     assert [t.action for t in result.trace if t.action == "finish"] == ["finish"]
-    assert result.trace[-1].note == "enough"
+    assert steps(result)[-1].note == "enough"
 
     # what the model was sent
     bodies = fake.bodies
@@ -191,14 +196,14 @@ def test_text_reply_without_tool_calls_finishes(locomo: refind.Memory, fake: Fak
     fake.enqueue(text_reply("The answer is probably June."))
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
     assert actions(result) == ["llm", "finish"]
-    assert "without a tool call" in (result.trace[-1].note or "")
+    assert "without a tool call" in (steps(result)[-1].note or "")
     assert result.evidence == []
 
 
 def test_tokens_are_counted_when_the_response_has_no_usage(locomo: refind.Memory, fake: FakeOpenAI) -> None:
     fake.enqueue(tool_reply(("finish", {}), usage=False))
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
-    llm = result.trace[0]
+    llm = steps(result)[0]
     assert llm.action == "llm" and llm.tokens > count_tokens(QUESTION)
     assert "(counted)" in (llm.note or "")
 
@@ -247,7 +252,7 @@ def test_timeout_then_success(locomo: refind.Memory, fake: FakeOpenAI) -> None:
     assert time.perf_counter() - t0 < 2.5
     assert len(fake.requests) == 2
     assert actions(result) == ["retry", "llm", "finish"]
-    assert "APITimeoutError" in (result.trace[0].note or "")
+    assert "APITimeoutError" in (steps(result)[0].note or "")
 
 
 def test_retries_exhausted_fall_back_to_the_heuristic_plan(locomo: refind.Memory, fake: FakeOpenAI) -> None:
@@ -255,7 +260,7 @@ def test_retries_exhausted_fall_back_to_the_heuristic_plan(locomo: refind.Memory
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_retries=2))
     assert len(fake.requests) == 3
     assert actions(result)[:3] == ["retry", "retry", "fallback"]
-    fallback = result.trace[2]
+    fallback = steps(result)[2]
     assert "heuristic" in (fallback.note or "") and "HTTP 500" in (fallback.note or "")
     assert "after retries" in (fallback.note or "")
     assert "search" in actions(result) and actions(result)[-1] == "finish"
@@ -271,7 +276,7 @@ def test_fallback_keeps_what_the_model_found(locomo: refind.Memory, fake: FakeOp
     first = next(t for t in result.trace if t.action == "search")
     assert first.note == "llm" and first.new_evidence >= 1
     assert "fallback" in actions(result)
-    after = result.trace[actions(result).index("fallback") + 1 :]
+    after = steps(result)[actions(result).index("fallback") + 1 :]
     assert any(t.action == "search" for t in after)
     turns = {t.id for e in result.evidence for t in e.turns}
     assert {"D4:3", "D3:1"} <= turns  # the model's necklace search and the heuristic's speech search
@@ -289,7 +294,7 @@ def test_401_falls_back_at_once_and_never_logs_the_key(
         result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
         assert len(fake.requests) == 1  # no retry
         assert actions(result)[0] == "fallback"
-        assert "HTTP 401" in (result.trace[0].note or "")
+        assert "HTTP 401" in (steps(result)[0].note or "")
         assert [e.id for e in result.evidence] == heuristic_ids(locomo)
         # a second question goes straight to the fallback, without calling the endpoint again
         again = locomo.search(QUESTION, USER, now=NOW, agent=agent)
@@ -305,7 +310,7 @@ def test_bad_request_is_not_retried(locomo: refind.Memory, fake: FakeOpenAI) -> 
     fake.enqueue(Failure(400, "model does not support tools"))
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
     assert len(fake.requests) == 1
-    assert actions(result)[0] == "fallback" and "HTTP 400" in (result.trace[0].note or "")
+    assert actions(result)[0] == "fallback" and "HTTP 400" in (steps(result)[0].note or "")
 
 
 def test_a_passed_client_is_used_without_its_own_retries(locomo: refind.Memory, fake: FakeOpenAI) -> None:
@@ -371,7 +376,7 @@ def test_repeated_malformed_calls_fall_back(locomo: refind.Memory, fake: FakeOpe
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=6))
     assert len(fake.requests) == 3 and fake.pending == 0
     assert actions(result)[:6] == ["llm", "error", "llm", "error", "llm", "error"]
-    fallback = result.trace[6]
+    fallback = steps(result)[6]
     assert fallback.action == "fallback" and "malformed" in (fallback.note or "")
     assert "YYYY-MM-DD" in (fallback.note or "")
     assert [e.id for e in result.evidence] == heuristic_ids(locomo)
@@ -399,7 +404,7 @@ def test_max_actions_bounds_calls_and_actions(locomo: refind.Memory, fake: FakeO
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_actions=3))
     assert len(fake.requests) == 2 and fake.pending == 1
     assert [t.keywords for t in result.trace if t.action == "search"] == ["speech", "school", "students"]
-    assert result.trace[-1].action == "finish" and "budget" in (result.trace[-1].note or "")
+    assert steps(result)[-1].action == "finish" and "budget" in (steps(result)[-1].note or "")
 
 
 def test_default_budget_is_four_model_calls(locomo: refind.Memory, fake: FakeOpenAI) -> None:
@@ -408,7 +413,7 @@ def test_default_budget_is_four_model_calls(locomo: refind.Memory, fake: FakeOpe
     )
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
     assert len(fake.requests) == 4 and actions(result).count("search") == 4 and fake.pending == 1
-    assert "budget" in (result.trace[-1].note or "")
+    assert "budget" in (steps(result)[-1].note or "")
 
 
 # ---------------------------------------------------------------------------------------------- configuration

@@ -243,7 +243,7 @@ def test_finish_and_result(tools: ToolDispatcher) -> None:
     result = tools.result(max_tokens=200)
     assert result.user_id == USER and result.agent == "tool" and result.evidence
     assert count_tokens(result.to_text()) <= 200
-    assert [t.action for t in result.trace] == ["search", "finish"]
+    assert [t.action for t in result.trace][:2] == ["search", "finish"]
 
 
 def test_constructor_validates(locomo: refind.Memory) -> None:
@@ -351,4 +351,5 @@ def test_a_hand_written_tool_loop_with_the_openai_client(
     result = tools.result()
     assert len(result.evidence) == 1 and result.evidence[0].noted
     assert any("charity race" in t.content.lower() for t in result.evidence[0].turns)
-    assert result.trace[-1].action == "finish" and result.trace[-1].note == "found the race"
+    finish = [t for t in result.trace if t.action == "finish"]
+    assert len(finish) == 1 and finish[0].note == "found the race"
