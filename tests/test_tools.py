@@ -142,6 +142,17 @@ def test_nothing_new_says_what_to_try(tools: ToolDispatcher) -> None:
     assert "different words" in text
 
 
+def test_long_or_odd_keywords_stay_within_budget(locomo: refind.Memory) -> None:
+    tools = ToolDispatcher(locomo, USER, observation_tokens=100)
+    words = " ".join(f"word{i}" for i in range(3000))
+    text = tools.call("search", {"keywords": words})
+    assert count_tokens(text) <= 100 and "…" in text
+    text = tools.call("search", {"keywords": 'AND OR NOT ( ) " * ? ~ ^ [ ] { } : \\ / Caroline'})
+    assert count_tokens(text) <= 100 and ids_in(text)  # query syntax is just text
+    error = tools.call("search", {"keywords": "x", "date_from": "y" * 5000})
+    assert error.startswith("Error:") and count_tokens(error) < 150
+
+
 def test_bad_arguments_return_error_texts(tools: ToolDispatcher) -> None:
     cases: list[tuple[str, Any, str]] = [
         ("lookup", {"keywords": "x"}, "there is no tool named 'lookup'"),

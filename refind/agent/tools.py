@@ -157,10 +157,10 @@ def _day(value: object, name: str) -> date | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
-        raise _BadCall(f"{name} must be a string 'YYYY-MM-DD', got {json.dumps(value)}")
+        raise _BadCall(f"{name} must be a string 'YYYY-MM-DD', got {_clip(json.dumps(value))}")
     m = _DATE.match(value.strip())
     if m is None:
-        raise _BadCall(f"{name} {value!r} is not a date in the form YYYY-MM-DD (e.g. 2023-05-08)")
+        raise _BadCall(f"{name} {_clip(value)!r} is not a date in the form YYYY-MM-DD (e.g. 2023-05-08)")
     try:
         day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError as exc:
@@ -168,6 +168,11 @@ def _day(value: object, name: str) -> date | None:
     if not _MIN_YEAR <= day.year <= _MAX_YEAR:
         raise _BadCall(f"{name} {value!r} is outside the years {_MIN_YEAR}-{_MAX_YEAR}")
     return day
+
+
+def _clip(text: str, n: int = 80) -> str:
+    """``text`` shortened for echoing back to the model."""
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _ms_to_day(ms: int) -> str:
@@ -251,7 +256,7 @@ class ToolDispatcher:
         """Run one tool call; ``arguments`` is the JSON text a model sent, or a dict."""
         try:
             if name not in TOOL_NAMES:
-                raise _BadCall(f"there is no tool named {name!r}")
+                raise _BadCall(f"there is no tool named {_clip(str(name))!r}")
             args = _parse_arguments(arguments)
             if name == "search":
                 return self._search(args)
@@ -305,17 +310,18 @@ class ToolDispatcher:
         """The new blocks, best first, each under an ``[id ...]`` line, within ``observation_tokens``: whole
         blocks while they fit, then the ids of the rest. Turns shown by earlier observations are not repeated
         when a block grows."""
-        where = f"search {keywords!r}"
+        where = f"search {_clip(keywords)!r}"
         if ms_from is not None or ms_to is not None:
             lo = _ms_to_day(ms_from) if ms_from is not None else "the start"
             hi = _ms_to_day(ms_to) if ms_to is not None else "now"
             where += f" from {lo} to {hi}"
-        if not new:
-            return (
-                f"No new messages for {where}: nothing unread matches. Try different words (synonyms, names, "
-                "related nouns), or a wider date range or none."
-            )
         budget = self.observation_tokens
+        if not new:
+            return truncate_to_tokens(
+                f"No new messages for {where}: nothing unread matches. Try different words (synonyms, names, "
+                "related nouns), or a wider date range or none.",
+                budget,
+            )
         head = f"{len(new)} new evidence block(s) for {where}, best first:"
         pieces = [self._piece(b) for b in new]
         shown: list[str] = []
