@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -253,6 +254,18 @@ def test_timeout_then_success(locomo: refind.Memory, fake: FakeOpenAI) -> None:
     assert len(fake.requests) == 2
     assert actions(result) == ["retry", "llm", "finish"]
     assert "APITimeoutError" in (steps(result)[0].note or "")
+
+
+def test_connection_errors_are_retried_then_fall_back(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    agent = LLMAgent(base_url=f"http://127.0.0.1:{port}/v1", retry_wait=FAST, max_retries=2, timeout=2.0)
+    assert agent.client.max_retries == 0
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+    assert actions(result)[:3] == ["retry", "retry", "fallback"]
+    assert all("APIConnectionError" in (t.note or "") for t in steps(result)[:3])
+    assert result.evidence
 
 
 def test_retries_exhausted_fall_back_to_the_heuristic_plan(locomo: refind.Memory, fake: FakeOpenAI) -> None:
