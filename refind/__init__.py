@@ -8,12 +8,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0.dev0"
 
-from refind.agent import Agent, HeuristicAgent
+from refind.agent import Agent, HeuristicAgent, LLMAgent
 from refind.config import Settings
 from refind.errors import (
     IndexFormatError,
     IndexLocked,
     InvalidInput,
+    LLMUnavailable,
     ReadOnlyError,
     RefindError,
     RequestConflict,
@@ -42,6 +43,8 @@ __all__ = [
     "IndexFormatError",
     "IndexLocked",
     "InvalidInput",
+    "LLMAgent",
+    "LLMUnavailable",
     "Memory",
     "Message",
     "ReadOnlyError",

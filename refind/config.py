@@ -36,6 +36,7 @@ class Settings(BaseModel):
     | ``readset`` | ``REFIND_READSET`` | ``message``: later rounds skip messages already read (``session``: skip whole sessions; ``off``) |
     | ``fusion_k0`` | ``REFIND_FUSION_K0`` | ``60`` |
     | ``fusion_w_hit`` / ``fusion_w_session`` | ``REFIND_FUSION_W_HIT`` / ``REFIND_FUSION_W_SESSION`` | ``1.0`` / ``1.0`` (0 for the session weight turns fusion off) |
+    | ``fusion_sessions`` | ``REFIND_FUSION_SESSIONS`` | ``documents``: a session's rank r2 comes from BM25 over its whole text (``hits``: the sum of its hits' scores) |
     | ``overfetch`` | ``REFIND_OVERFETCH`` | ``50`` messages fetched per round before fusion |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     """
@@ -55,6 +56,7 @@ class Settings(BaseModel):
     fusion_w_hit: float = Field(1.0, ge=0.0)
     fusion_w_session: float = Field(1.0, ge=0.0)
     overfetch: int = Field(50, ge=1, le=10_000)
+    fusion_sessions: Literal["hits", "documents"] = "documents"
     time_filters: bool = True
 
     @classmethod
@@ -74,6 +76,7 @@ class Settings(BaseModel):
             "fusion_w_hit": os.environ.get("REFIND_FUSION_W_HIT"),
             "fusion_w_session": os.environ.get("REFIND_FUSION_W_SESSION"),
             "overfetch": os.environ.get("REFIND_OVERFETCH"),
+            "fusion_sessions": os.environ.get("REFIND_FUSION_SESSIONS"),
             "time_filters": os.environ.get("REFIND_TIME_FILTERS"),
         }
         values = {k: v for k, v in env.items() if v}

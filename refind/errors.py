@@ -8,6 +8,7 @@ Foreign exceptions (Java through pyjnius, pydantic, openai, HTTP) are translated
     ├── InvalidInput            bad arguments or records: fix the input (also a ValueError)
     │   └── RequestConflict     the same request_id was used before with a different body
     ├── SetupError              Java 21 or the Anserini jar cannot be found or started
+    │   └── LLMUnavailable      no usable LLM endpoint is configured (key / base URL / openai missing)
     └── StoreError              the index on disk cannot be used as asked
         ├── IndexLocked         another process holds the index's write lock
         ├── IndexFormatError    the directory is not a refind index, or one of another format
@@ -21,6 +22,7 @@ __all__ = [
     "IndexFormatError",
     "IndexLocked",
     "InvalidInput",
+    "LLMUnavailable",
     "ReadOnlyError",
     "RefindError",
     "RequestConflict",
@@ -44,6 +46,10 @@ class RequestConflict(InvalidInput):
 
 class SetupError(RefindError):
     """The runtime refind needs (Java 21, the Anserini jar) is missing or cannot start."""
+
+
+class LLMUnavailable(SetupError):
+    """No usable LLM endpoint (no key or base URL configured, or the openai package missing)."""
 
 
 class StoreError(RefindError):

@@ -30,7 +30,7 @@ from refind.models import (
 )
 from refind.search.round import Fusion, search_round
 from refind.search.session import SearchSession
-from refind.store.base import Filters, Record
+from refind.store.base import Filters, Record, SessionUpdate
 
 __all__ = ["ImportResult", "Memory"]
 
@@ -159,13 +159,13 @@ class Memory:
                     return AddResult(
                         user_id=user_id, session_id=session_id, request_id=request_id, duplicate_request=True
                     )
-            records, replaced = self._resolve(user_id, session_id, parsed, session_ms, session_text)
+            records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
             unique = len({r.id for r in records})
             marker = None
             if request_id is not None:
                 payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(records)})
                 marker = (user_id, request_id, payload)
-            self.store.add(records, marker=marker)
+            self.store.add(records, marker=marker, sessions={(user_id, session_id): mode})
         return AddResult(
             user_id=user_id,
             session_id=session_id,
@@ -184,8 +184,9 @@ class Memory:
         *,
         new_user: bool = False,
         pending: set[tuple[str, str]] | None = None,
-    ) -> tuple[list[Record], int]:
-        """Assign turns, ids and timestamps; count how many ids already exist (replacements).
+    ) -> tuple[list[Record], int, SessionUpdate]:
+        """Assign turns, ids and timestamps; count how many ids already exist (replacements); say how the
+        session's own document changes (``new``, ``append``, ``rebuild``).
 
         ``new_user`` means the caller knows the user has nothing stored (no lookups needed); ``pending`` holds
         (user, id) pairs written but not yet committed in the same bulk import.
@@ -250,7 +251,10 @@ class Memory:
                 )
             )
             seen.add(msg_id)
-        return records, replaced
+        mode: SessionUpdate = (
+            "new" if tail is None and not replaced else ("rebuild" if replaced else "append")
+        )
+        return records, replaced, mode
 
     def import_sessions(
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
@@ -263,6 +267,7 @@ class Memory:
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         pending: list[list[Record]] = []
+        modes: dict[tuple[str, str], SessionUpdate] = {}
         pending_keys: set[tuple[str, str]] = set()
         touched: set[tuple[str, str]] = set()
         empty_users: dict[str, bool] = {}
@@ -272,8 +277,9 @@ class Memory:
         def flush() -> None:
             nonlocal pending_n
             if pending:
-                self.store.add_batches(pending)
+                self.store.add_batches(pending, sessions=modes)
             pending.clear()
+            modes.clear()
             pending_keys.clear()
             touched.clear()
             pending_n = 0
@@ -287,7 +293,7 @@ class Memory:
                 messages = parse_messages(log_.messages)
                 if user_id not in empty_users:  # a user with nothing stored needs no per-session lookups
                     empty_users[user_id] = self.store.count(user_id) == 0
-                records, replaced = self._resolve(
+                records, replaced, mode = self._resolve(
                     user_id,
                     session_id,
                     messages,
@@ -297,6 +303,7 @@ class Memory:
                     pending=pending_keys,
                 )
                 seen_sessions.add((user_id, session_id))
+                modes[(user_id, session_id)] = mode
                 pending_keys.update((user_id, r.id) for r in records)
                 pending.append(records)
                 touched.add((user_id, session_id))
@@ -380,7 +387,7 @@ class Memory:
             exclude_ids=list(exclude) if exclude else None,
             exclude_sessions=list(exclude_sessions) if exclude_sessions else None,
         )
-        blocks, _ = search_round(
+        blocks, _, _ = search_round(
             self.store,
             user_id,
             keywords,
@@ -425,7 +432,25 @@ class Memory:
             raise InvalidInput(
                 f"agent: expected an Agent (HeuristicAgent, LLMAgent), got {type(agent).__name__}"
             )
-        session = SearchSession(
+        session = self.open_session(question, user_id, now=now, top_k=top_k, window=window, agent=agent.name)
+        agent.run(session, question, options=list(options) if options else None)
+        return session.result(max_tokens=max_tokens)
+
+    def open_session(
+        self,
+        question: str,
+        user_id: str,
+        *,
+        now: TimeLike | None = None,
+        top_k: int | None = None,
+        window: int | None = None,
+        agent: str = "tool",
+    ) -> SearchSession:
+        """A :class:`SearchSession` with this memory's settings: what agents (and :mod:`refind.tools`) run
+        rounds on. Its read-set spans every search made through it."""
+        user_id = _check_id("user_id", user_id)
+        s = self.settings
+        return SearchSession(
             self.store,
             user_id,
             question,
@@ -435,14 +460,14 @@ class Memory:
             readset=s.readset,
             fusion=self._fusion(),
             overfetch=s.overfetch,
-            agent=agent.name,
+            agent=agent,
         )
-        agent.run(session, question, options=list(options) if options else None)
-        return session.result(max_tokens=max_tokens)
 
     def _fusion(self) -> Fusion:
         s = self.settings
-        return Fusion(k0=s.fusion_k0, w_hit=s.fusion_w_hit, w_session=s.fusion_w_session)
+        return Fusion(
+            k0=s.fusion_k0, w_hit=s.fusion_w_hit, w_session=s.fusion_w_session, sessions=s.fusion_sessions
+        )
 
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
         """Turns ``turn_from..turn_to`` (inclusive) of one session, in order."""

@@ -559,7 +559,7 @@ def _b_calendar(m: re.Match[str]) -> _Cue:
 
 
 def _b_to_date(m: re.Match[str]) -> _Cue:
-    return _cue(m, "range", partial(_to_date, (m["u1"] or m["u2"]).lower()))
+    return _cue(m, "range", partial(_to_date, (m["u1"] or m["u2"] or m["u3"]).lower()))
 
 
 def _b_weekday(m: re.Match[str]) -> _Cue:
@@ -654,7 +654,8 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Cue | None]]] = [
     ),
     (
         _c(
-            r"\b(?:(?:earlier|so\s+far)\s+this\s+(?P<u1>week|month|year)|this\s+(?P<u2>week|month|year)\s+so\s+far)\b"
+            r"\b(?:(?:earlier|so\s+far)\s+this\s+(?P<u1>week|month|year)|this\s+(?P<u2>week|month|year)\s+so\s+far"
+            r"|(?:since|from)\s+the\s+(?:start|beginning)\s+of\s+(?:the|this)\s+(?P<u3>week|month|year))\b"
         ),
         _b_to_date,
     ),

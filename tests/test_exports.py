@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import types
+
 import refind
 
 
 def test_all_is_sorted_and_complete() -> None:
-    public = {name for name in dir(refind) if not name.startswith("_")} - {"annotations"}
-    modules = {"config", "errors", "memory", "models", "store", "io"}
-    assert sorted(refind.__all__, key=str.lower) == list(refind.__all__) or sorted(refind.__all__) == list(
-        refind.__all__
-    )
-    assert public - modules == set(refind.__all__) - {"__version__"}
+    public = {
+        name
+        for name in dir(refind)
+        if not name.startswith("_") and not isinstance(getattr(refind, name), types.ModuleType)
+    } - {"annotations"}
+    assert sorted(refind.__all__) == list(refind.__all__)
+    assert public == set(refind.__all__) - {"__version__"}
 
 
 def test_every_error_derives_from_refind_error() -> None:

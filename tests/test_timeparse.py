@@ -161,6 +161,8 @@ RELATIVE = [
     ("earlier this week", D(2023, 5, 29), D(2023, 5, 30), "range"),
     ("earlier this year", D(2023, 1, 1), D(2023, 5, 30), "range"),
     ("so far this year", D(2023, 1, 1), D(2023, 5, 30), "range"),
+    ("since the start of the year", D(2023, 1, 1), D(2023, 5, 30), "range"),
+    ("since the beginning of this month", D(2023, 5, 1), D(2023, 5, 30), "range"),
     ("last year", D(2022, 1, 1), D(2022, 12, 31), "year"),
     ("this year", D(2023, 1, 1), D(2023, 12, 31), "year"),
     ("two years ago", D(2021, 1, 1), D(2021, 12, 31), "year"),

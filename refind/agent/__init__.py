@@ -2,5 +2,6 @@
 
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
+from refind.agent.llm import LLMAgent
 
-__all__ = ["Agent", "HeuristicAgent"]
+__all__ = ["Agent", "HeuristicAgent", "LLMAgent"]

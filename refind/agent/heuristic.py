@@ -53,6 +53,11 @@ class HeuristicAgent:
         rounds: list[_Round] = []
         if broad:
             rounds.append(_Round("broad", broad))
+        # the question as asked: its function words and phrasing rank sessions differently from the bare
+        # keywords (and the two rankings are fused); skipped when it adds no term
+        store = session.store
+        if broad and set(store.analyze(question)) - set(store.analyze(broad)):
+            rounds.append(_Round("question", question))
         time_range = parse_time_range(question, session.now) if self.time_filters else None
         if time_range is not None:
             label = f"time: {time_range.text}"
@@ -60,11 +65,11 @@ class HeuristicAgent:
         counts = session.store.term_counts(session.user_id, " ".join(words)) if len(words) > 1 else {}
         present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
         if len(present) > 1:
-            rounds.append(_Round("rarer terms", " ".join(present[: (len(present) + 1) // 2])))
+            rounds.append(_Round("rarer terms", " ".join(present[: (len(present) + 1) // 2]), weight=0.0))
         if option_words:
-            rounds.extend(_Round("option", " ".join(ws)) for ws in option_words)
+            rounds.extend(_Round("option", " ".join(ws), weight=0.5) for ws in option_words)
         elif len(present) > 2:
-            rounds.append(_Round(f"relaxed (without '{present[-1]}')", " ".join(present[:-1])))
+            rounds.append(_Round(f"relaxed (without '{present[-1]}')", " ".join(present[:-1]), weight=0.0))
         return rounds
 
     def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
@@ -75,7 +80,7 @@ class HeuristicAgent:
             if r.keywords is None:
                 new = session.browse(r.date_from, r.date_to, note=r.label)
             else:
-                new = session.search(r.keywords, r.date_from, r.date_to, note=r.label)
+                new = session.search(r.keywords, r.date_from, r.date_to, note=r.label, weight=r.weight)
             next_is_time = i + 1 < len(rounds) and rounds[i + 1].date_from is not None
             if not new and not next_is_time:
                 return session.finish("a round added nothing")
@@ -88,3 +93,7 @@ class _Round:
     keywords: str | None  # None: browse the period
     date_from: int | None = None
     date_to: int | None = None
+    # how much its session ranking counts in the final one: rounds over the whole question 1, options 0.5;
+    # partial queries (rarer terms, relaxed) 0: they bring more evidence, but dropping the topic's common
+    # word skews which sessions rank first
+    weight: float = 1.0

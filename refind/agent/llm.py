@@ -38,7 +38,7 @@ from typing import Any
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.tools import TOOLS, ToolDispatcher, _unpack_call
-from refind.errors import InvalidInput, SetupError
+from refind.errors import InvalidInput, LLMUnavailable
 from refind.models import RoundTrace
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
@@ -149,7 +149,7 @@ class LLMAgent:
         key = api_key or os.environ.get("REFIND_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
         url = base_url or os.environ.get("REFIND_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         if not key and not url:
-            raise SetupError(
+            raise LLMUnavailable(
                 "LLMAgent has no model endpoint: set REFIND_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI, or "
                 "REFIND_LLM_BASE_URL for an OpenAI-compatible server (e.g. http://localhost:8000/v1), or "
                 "pass LLMAgent(api_key=..., base_url=...) or client=openai.OpenAI(...); "
@@ -335,7 +335,7 @@ def _import_openai() -> Any:
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - openai is a dependency
-        raise SetupError("LLMAgent needs the openai package: pip install openai") from exc
+        raise LLMUnavailable("LLMAgent needs the openai package: pip install openai") from exc
     return openai
 
 

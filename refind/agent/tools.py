@@ -426,19 +426,7 @@ def _open_session(
             not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi
         ):
             raise InvalidInput(f"{name}: expected an integer between {lo} and {hi}")
-    s = memory.settings
-    return SearchSession(
-        memory.store,
-        user_id,
-        question,
-        now=now_ms,
-        top_k=top_k if top_k is not None else s.top_k,
-        window=window if window is not None else s.window,
-        readset=s.readset,
-        fusion=memory._fusion(),  # Memory's own fusion settings, so both paths rank alike
-        overfetch=s.overfetch,
-        agent=label,
-    )
+    return memory.open_session(question, user_id, now=now_ms, top_k=top_k, window=window, agent=label)
 
 
 def _footer(omitted: Sequence[str], *, with_ids: bool = True) -> str:

@@ -11,35 +11,79 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from refind.models import Evidence, Hit, Turn
 from refind.store.base import Filters, Store
 
-__all__ = ["Fusion", "build_blocks", "fuse", "search_round"]
+__all__ = ["Fusion", "SessionSource", "build_blocks", "fuse", "search_round", "session_ranking"]
+
+
+SessionSource = Literal["hits", "documents"]
 
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """Session-fusion weights. ``w_session=0`` ranks by BM25 alone."""
+    """Session-fusion settings. ``w_session=0`` ranks by BM25 alone. ``sessions`` says how a session's rank
+    r2 is found: ``hits`` (by the sum of its hits' BM25 scores, ReFind's rule) or ``documents`` (by BM25 over
+    the session's whole text, which the store indexes as one document per session)."""
 
     k0: float = 60.0
     w_hit: float = 1.0
     w_session: float = 1.0
+    sessions: SessionSource = "hits"
 
 
-def fuse(hits: Sequence[Hit], fusion: Fusion) -> list[tuple[Hit, float]]:
-    """Hits (in BM25 order) with their fused scores, best first; ties keep BM25 order."""
-    session_sum: dict[str, float] = defaultdict(float)
-    for h in hits:
-        session_sum[h.session_id] += h.score
-    session_rank = {sid: r for r, sid in enumerate(sorted(session_sum, key=lambda s: -session_sum[s]), 1)}
+def fuse(
+    hits: Sequence[Hit], fusion: Fusion, session_order: Sequence[str] | None = None
+) -> list[tuple[Hit, float]]:
+    """Hits (in BM25 order) with their fused scores, best first; ties keep BM25 order.
+
+    ``session_order`` ranks the sessions (r2) when given; otherwise sessions are ranked by the sum of their
+    hits' scores. Sessions missing from ``session_order`` rank after all that are in it."""
+    if session_order is None:
+        session_sum: dict[str, float] = defaultdict(float)
+        for h in hits:
+            session_sum[h.session_id] += h.score
+        session_order = sorted(session_sum, key=lambda s: -session_sum[s])
+    session_rank = {sid: r for r, sid in enumerate(dict.fromkeys(session_order), 1)}
+    missing = len(session_rank) + 1
     scored = [
-        (h, fusion.w_hit / (fusion.k0 + r1) + fusion.w_session / (fusion.k0 + session_rank[h.session_id]))
+        (
+            h,
+            fusion.w_hit / (fusion.k0 + r1)
+            + fusion.w_session / (fusion.k0 + session_rank.get(h.session_id, missing)),
+        )
         for r1, h in enumerate(hits, 1)
     ]
     return sorted(scored, key=lambda x: -x[1])  # sorted() is stable
+
+
+def session_ranking(
+    store: Store, user_id: str, keywords: str, hits: Sequence[Hit], fusion: Fusion, *, restrict: bool = True
+) -> tuple[list[str] | None, list[str]]:
+    """(r2 order for :func:`fuse`, the round's session ranking). The round's ranking is the sessions in
+    fused-hit order, or with ``documents``, the reciprocal-rank fusion of the sessions ranked by their best
+    message and by session-level BM25 (restricted to sessions with hits when ``restrict``: session
+    documents carry no time, so a filtered round must not rank sessions outside its filter)."""
+    sessions_with_hits = list(dict.fromkeys(h.session_id for h in hits))
+    if fusion.sessions != "documents" or not sessions_with_hits:
+        return None, list(dict.fromkeys(h.session_id for h, _ in fuse(hits, fusion)))
+    if restrict:
+        by_doc = [
+            sid
+            for sid, _ in store.query_sessions(user_id, keywords, len(sessions_with_hits), sessions_with_hits)
+        ]
+    else:
+        by_doc = [sid for sid, _ in store.query_sessions(user_id, keywords, max(len(sessions_with_hits), 50))]
+    by_hit = list(dict.fromkeys(h.session_id for h in hits))  # best message first
+    rrf: dict[str, float] = defaultdict(float)
+    for order in (by_hit, by_doc):
+        for r, sid in enumerate(order, 1):
+            rrf[sid] += 1.0 / (fusion.k0 + r)
+    return by_doc, sorted(rrf, key=lambda sid: -rrf[sid])
 
 
 def _spans(selected: Sequence[tuple[Hit, float]], window: int) -> list[tuple[str, int, int, float]]:
@@ -72,14 +116,37 @@ def search_round(
     fusion: Fusion | None = None,
     overfetch: int = 50,
     round_no: int = 1,
-) -> tuple[list[Evidence], list[Hit]]:
-    """Run one round; returns the evidence blocks (best first) and the raw BM25 hits it fused."""
+    read: Callable[[Hit], bool] | None = None,
+) -> tuple[list[Evidence], list[Hit], list[str]]:
+    """Run one round. Returns the evidence blocks (best first), the BM25 hits fused, and the round's
+    session ranking (for fusing sessions across rounds).
+
+    ``filters`` are applied in Lucene before top-k. The read-set is given twice: as ``filters.exclude_*``
+    (applied in Lucene) and as ``read``, a predicate; when ``read`` is given the round first queries
+    without the exclusions (so the session ranking reflects the query, not what happens to be unread),
+    drops read hits, and re-queries with the exclusions only when fewer than ``top_k`` unread hits remain.
+    """
     fusion = fusion or Fusion()
-    hits = store.query(user_id, keywords, max(overfetch, top_k), filters)
-    if not hits:
-        return [], []
-    selected = fuse(hits, fusion)[:top_k]
-    return build_blocks(store, user_id, selected, window, {h.id for h in hits}, round_no), hits
+    fetch = max(overfetch, top_k)
+    if read is not None and filters is not None:
+        open_filters = Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles)
+        ranked_hits = store.query(user_id, keywords, fetch, open_filters)
+        unread = [h for h in ranked_hits if not read(h)]
+        if len(unread) < top_k and len(unread) < len(ranked_hits):
+            unread = store.query(user_id, keywords, fetch, filters)
+    else:
+        ranked_hits = unread = store.query(user_id, keywords, fetch, filters)
+    if not ranked_hits and not unread:
+        return [], [], []
+    filtered = filters is not None and (
+        filters.time_from is not None or filters.time_to is not None or filters.session_ids or filters.roles
+    )
+    r2_order, ranking = session_ranking(
+        store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered)
+    )
+    selected = fuse(unread, fusion, r2_order)[:top_k]
+    matched = {h.id for h in unread}
+    return build_blocks(store, user_id, selected, window, matched, round_no), unread, ranking
 
 
 def build_blocks(

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from refind.evidence import fit_blocks, merge_blocks, order_evidence, render
-from refind.models import Evidence, RoundTrace, SearchResult
+from refind.models import Evidence, Hit, RoundTrace, SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Store
 from refind.tokens import count_tokens
@@ -55,6 +55,11 @@ class SearchSession:
         self.trace: list[RoundTrace] = []
         self.finished = False
         self._seen_before: set[str] = set()
+        # session-level fusion across rounds: each round credits the sessions of its (over-fetched, fused)
+        # hits by reciprocal rank, so a session several rounds point at outranks a one-off
+        self.session_score: dict[str, float] = {}
+        self.rankings: list[list[str]] = []  # each round's session ranking, in round order
+        self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
 
     @property
     def rounds(self) -> int:
@@ -79,11 +84,13 @@ class SearchSession:
         *,
         top_k: int | None = None,
         note: str | None = None,
+        weight: float = 1.0,
     ) -> list[Evidence]:
-        """One round over what is still unread; returns the blocks it added or extended (best first)."""
+        """One round over what is still unread; returns the blocks it added or extended (best first).
+        ``weight`` scales how much this round's session ranking counts in the final ranking."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
-        found, hits = search_round(
+        found, hits, ranking = search_round(
             self.store,
             self.user_id,
             keywords,
@@ -93,10 +100,26 @@ class SearchSession:
             fusion=self.fusion,
             overfetch=self.overfetch,
             round_no=round_no,
+            read=self._is_read if self.readset != "off" else None,
         )
+        for h in hits:
+            self.best_hit.setdefault(h.session_id, h)
+        self._credit(ranking, weight)
         new = self._absorb(found)
         self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
         return new
+
+    def _is_read(self, hit: Hit) -> bool:
+        if self.readset == "session":
+            return hit.session_id in self.read_sessions
+        return hit.id in self.read_ids
+
+    def _credit(self, sessions: Iterable[str], weight: float = 1.0) -> None:
+        """Reciprocal-rank fusion of the rounds' session rankings: the final session order."""
+        sessions = list(dict.fromkeys(sessions))
+        self.rankings.append(sessions)
+        for rank, sid in enumerate(sessions, 1):
+            self.session_score[sid] = self.session_score.get(sid, 0.0) + weight / (self.fusion.k0 + rank)
 
     def browse(
         self, date_from: int | None, date_to: int | None, *, k: int | None = None, note: str | None = None
@@ -108,6 +131,7 @@ class SearchSession:
         # no BM25 here: rank by recency, on the same scale as fused scores
         scored = [(h, 1.0 / (self.fusion.k0 + i + 1)) for i, h in enumerate(hits)]
         found = build_blocks(self.store, self.user_id, scored, self.window, {h.id for h in hits}, round_no)
+        self._credit((h.session_id for h in hits), 0.5)
         new = self._absorb(found)
         self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
         return new
@@ -165,11 +189,17 @@ class SearchSession:
         return changed
 
     def note(self, ids: Iterable[str], note: str | None = None) -> list[str]:
-        """Mark blocks (by block id, or the id of any of their turns) as kept; returns the ids that matched."""
+        """Mark blocks (by block id, or the id of any of their turns) as kept; returns the ids that matched.
+        A block id from before a later round merged that block into a bigger one still finds it."""
         wanted = set(ids)
+        spans = [_parse_block_id(i) for i in wanted]
         kept = []
         for i, block in enumerate(self.blocks):
-            if block.id in wanted or any(t.id in wanted for t in block.turns):
+            inside = any(
+                sid == block.session_id and block.first_turn <= lo and hi <= block.last_turn
+                for sid, lo, hi in (x for x in spans if x is not None)
+            )
+            if inside or block.id in wanted or any(t.id in wanted for t in block.turns):
                 self.blocks[i] = block.model_copy(update={"noted": True})
                 kept.append(block.id)
         self.trace.append(RoundTrace(round=self.rounds, action="note", new_evidence=len(kept), note=note))
@@ -180,11 +210,38 @@ class SearchSession:
         self.finished = True
         self.trace.append(RoundTrace(round=self.rounds, action="finish", note=note))
 
+    def complete(self) -> list[Evidence]:
+        """Give each of the ``top_k`` best sessions (by the fused ranking across rounds) at least one block:
+        a session can rank high on its whole text and on several rounds without one of its messages making
+        a round's top_k hits. Its best hit is expanded to a window like any other. Returns the new blocks."""
+        with_blocks = {b.session_id for b in self.blocks}
+        top = sorted(self.session_score, key=lambda sid: -self.session_score[sid])[: self.top_k]
+        missing = [
+            (self.best_hit[sid], 0.0) for sid in top if sid not in with_blocks and sid in self.best_hit
+        ]
+        if not missing:
+            return []
+        t0 = time.perf_counter()
+        found = build_blocks(self.store, self.user_id, missing, self.window, {h.id for h, _ in missing}, 0)
+        new = self._absorb(found)
+        self._record(
+            "complete", self.rounds, t0, None, None, None, len(missing), new, "top sessions without a block"
+        )
+        return new
+
     def result(self, max_tokens: int | None = None) -> SearchResult:
-        """The evidence in session and time order (noted blocks if any were noted, else all), trimmed to
-        ``max_tokens`` by dropping the least relevant blocks."""
+        """The evidence in session and time order (noted blocks if any were noted, else all, after
+        :meth:`complete`), trimmed to ``max_tokens`` by dropping the least relevant blocks."""
         noted = [b for b in self.blocks if b.noted]
-        blocks = noted or list(self.blocks)
+        if not noted:
+            self.complete()
+        # final relevance: the session's fused score across rounds, then the block's own best hit
+        blocks = [
+            b.model_copy(
+                update={"score": round(self.session_score.get(b.session_id, 0.0) + b.score / 1000, 8)}
+            )
+            for b in (noted or self.blocks)
+        ]
         if max_tokens is not None:
             blocks = fit_blocks(blocks, max_tokens)
         return SearchResult(
@@ -195,3 +252,12 @@ class SearchSession:
             evidence=order_evidence(blocks),
             trace=list(self.trace),
         )
+
+
+def _parse_block_id(block_id: str) -> tuple[str, int, int] | None:
+    """``session#first-last`` -> (session, first, last); None for anything else."""
+    sid, sep, span = block_id.rpartition("#")
+    lo, dash, hi = span.partition("-")
+    if not sep or not dash or not lo.isdigit() or not hi.isdigit():
+        return None
+    return sid, int(lo), int(hi)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from refind.models import Hit
 
-__all__ = ["Filters", "Record", "Store"]
+__all__ = ["Filters", "Record", "SessionUpdate", "Store"]
+
+SessionUpdate = Literal["new", "append", "rebuild"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,17 @@ class Filters:
 class Store(Protocol):
     """Storage engine interface. Every read takes the user id: there is no cross-user query."""
 
-    def add(self, records: Sequence[Record], *, marker: tuple[str, str, str] | None = None) -> int: ...
+    def add(
+        self,
+        records: Sequence[Record],
+        *,
+        marker: tuple[str, str, str] | None = None,
+        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
+    ) -> int: ...
+
+    def query_sessions(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]: ...
 
     def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]: ...
 

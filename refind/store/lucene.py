@@ -31,7 +31,7 @@ from refind.errors import (
 )
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Filters, Record
+from refind.store.base import Filters, Record, SessionUpdate
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
@@ -46,6 +46,8 @@ _SEP = "\x1f"  # joins user id and message id into the per-index unique key
 _MAX_TERMS = 512  # distinct query terms kept (Lucene's clause limit is 1024)
 _KIND_MESSAGE = "m"
 _KIND_REQUEST = "r"
+_KIND_SESSION = "s"
+_SESSION_JOIN = "\n"
 
 
 class _J:
@@ -173,6 +175,24 @@ class _MessageDoc:
         self.raw.setStringValue(_encode_raw(r))
 
 
+class _SessionDoc:
+    """The reusable document of a whole session: its text under ``s_contents`` (session-level BM25) and
+    stored in ``s_text`` (so an append does not need to read every turn back). Its fields are distinct
+    from the messages' so message statistics and filters never see it."""
+
+    def __init__(self, j: _J) -> None:
+        yes, no = j.FieldStore.YES, j.FieldStore.NO
+        self.key = j.StringField("key", "", no)
+        self.kind = j.StringField("kind", _KIND_SESSION, no)
+        self.user = j.StringField("s_user", "", no)
+        self.session = j.StringField("s_session", "", yes)
+        self.contents = j.TextField("s_contents", "", no)
+        self.text = j.StoredField("s_text", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
+        self.doc = j.Document()
+        for field in (self.key, self.kind, self.user, self.session, self.contents, self.text):
+            self.doc.add(field)
+
+
 def _encode_raw(r: Record) -> str:
     raw: dict[str, Any] = {
         "id": r.id,
@@ -263,6 +283,7 @@ class LuceneStore:
             self._directory.close()
             raise
         self._doc = _MessageDoc(j) if not read_only else None
+        self._session_doc = _SessionDoc(j) if not read_only else None
 
     # ------------------------------------------------------------------ opening
 
@@ -355,19 +376,37 @@ class LuceneStore:
 
     # ------------------------------------------------------------------ writing
 
-    def add(self, records: Sequence[Record], *, marker: tuple[str, str, str] | None = None) -> int:
+    def add(
+        self,
+        records: Sequence[Record],
+        *,
+        marker: tuple[str, str, str] | None = None,
+        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
+    ) -> int:
         """Write ``records`` (same id replaces), plus an optional request marker (user, request_id, payload),
         commit, and refresh the reader. Returns the number of records written."""
-        return self.add_batches([records], marker=marker)
+        return self.add_batches([records], marker=marker, sessions=sessions)
 
     def add_batches(
-        self, batches: Iterable[Sequence[Record]], *, marker: tuple[str, str, str] | None = None
+        self,
+        batches: Iterable[Sequence[Record]],
+        *,
+        marker: tuple[str, str, str] | None = None,
+        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
     ) -> int:
-        """Like :meth:`add` over many batches with one commit at the end (bulk import)."""
+        """Like :meth:`add` over many batches with one commit at the end (bulk import).
+
+        Each touched session's document (its whole text, for session-level BM25) is written in the same
+        commit. ``sessions`` says, per (user, session), whether the session is ``new`` (its text is the new
+        messages), grows by ``append`` (the stored text plus the new messages; the default), or must be
+        ``rebuild``-t from its messages (after a replacement).
+        """
         self._check_writable()
         j, doc = self._j, self._doc
         assert doc is not None
+        sessions = sessions or {}
         written = 0
+        texts: dict[tuple[str, str], list[str]] = {}
         with self._write_lock, self._java_errors("write"):
             writer = self._writer
             for records in batches:
@@ -377,12 +416,74 @@ class LuceneStore:
                         writer.updateDocument(j.Term("key", r.user_id + _SEP + r.id), doc.doc)
                     else:
                         writer.addDocument(doc.doc)
+                    texts.setdefault((r.user_id, r.session_id), []).append(r.content)
                     written += 1
+            if any(sessions.get(k, "append") == "rebuild" for k in texts):
+                self._manager.maybeRefreshBlocking()  # the session's replaced turns, before reading them back
+            for (user_id, session_id), parts in texts.items():
+                how = sessions.get((user_id, session_id), "append")
+                if how == "rebuild":
+                    text = _SESSION_JOIN.join(h.content for h in self.session(user_id, session_id))
+                elif how == "append":
+                    previous = self._session_text(user_id, session_id)
+                    text = _SESSION_JOIN.join(([previous] if previous else []) + parts)
+                else:
+                    text = _SESSION_JOIN.join(parts)
+                self._write_session_doc(user_id, session_id, text, update=how != "new")
             if marker is not None:
                 self._write_marker(*marker)
             writer.commit()
             self._manager.maybeRefreshBlocking()
         return written
+
+    def _write_session_doc(self, user_id: str, session_id: str, text: str, *, update: bool) -> None:
+        sd = self._session_doc
+        assert sd is not None
+        key = _SEP + "session" + _SEP + user_id + _SEP + session_id
+        sd.key.setStringValue(key)
+        sd.user.setStringValue(user_id)
+        sd.session.setStringValue(session_id)
+        sd.contents.setStringValue(text)
+        sd.text.setStringValue(text)
+        if update:
+            self._writer.updateDocument(self._j.Term("key", key), sd.doc)
+        else:
+            self._writer.addDocument(sd.doc)
+
+    @_reading
+    def _session_text(self, user_id: str, session_id: str) -> str | None:
+        j = self._j
+        key = _SEP + "session" + _SEP + user_id + _SEP + session_id
+        with self._searcher() as searcher:
+            top = searcher.search(j.TermQuery(j.Term("key", key)), 1)
+            if top.totalHits.value == 0:
+                return None
+            return str(searcher.storedFields().document(top.scoreDocs[0].doc).get("s_text"))
+
+    @_reading
+    def query_sessions(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over whole sessions (each session's text as one document): (session id, score), best first.
+        ``session_ids`` restricts the ranking to those sessions."""
+        terms = self.analyze(text)
+        if not terms or k <= 0:
+            return []
+        j = self._j
+        must, should, filt, _ = self._occur
+        bag = j.BooleanQueryBuilder()
+        for term, n in Counter(terms).most_common(_MAX_TERMS):
+            tq = j.TermQuery(j.Term("s_contents", term))
+            bag.add(j.BoostQuery(tq, float(n)) if n > 1 else tq, should)
+        b = j.BooleanQueryBuilder()
+        b.add(bag.build(), must)
+        b.add(j.TermQuery(j.Term("s_user", user_id)), filt)
+        if session_ids is not None:
+            b.add(self._term_set("s_session", session_ids), filt)
+        with self._java_errors("search"), self._searcher() as searcher:
+            top = searcher.search(b.build(), k)
+            stored = searcher.storedFields()
+            return [(str(stored.document(sd.doc).get("s_session")), float(sd.score)) for sd in top.scoreDocs]
 
     def _write_marker(self, user_id: str, request_id: str, payload: str) -> None:
         j = self._j
@@ -408,11 +509,12 @@ class LuceneStore:
         """Delete every message (and request marker) of ``user_id``; returns the number of messages removed."""
         self._check_writable()
         j = self._j
-        with self._read_lock, self._write_lock, self._java_errors("delete"):
+        with self._write_lock, self._read_lock, self._java_errors("delete"):
             before = self.count(user_id)
             b = j.BooleanQueryBuilder()
             b.add(j.TermQuery(j.Term("user_id", user_id)), self._occur[1])
             b.add(j.TermQuery(j.Term("req_user", user_id)), self._occur[1])
+            b.add(j.TermQuery(j.Term("s_user", user_id)), self._occur[1])
             self._writer.deleteDocuments(b.build())
             self._writer.commit()
             self._manager.maybeRefreshBlocking()
@@ -663,7 +765,7 @@ class LuceneStore:
         """Commit nothing new, release the write lock and the directory. Safe to call twice."""
         if self._closed:
             return
-        with self._read_lock, self._write_lock:
+        with self._write_lock, self._read_lock:  # always write -> read, as add does
             self._closed = True
             try:
                 self._manager.close()
