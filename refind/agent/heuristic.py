@@ -29,11 +29,12 @@ class HeuristicAgent:
 
     name = "heuristic"
 
-    def __init__(self, max_rounds: int = 4, *, time_filters: bool = True) -> None:
+    def __init__(self, max_rounds: int = 4, *, time_filters: bool = True, time_weight: float = 1.0) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.max_rounds = max_rounds
         self.time_filters = time_filters
+        self.time_weight = time_weight
 
     def plan_keywords(
         self, question: str, options: Sequence[str] | None = None
@@ -61,7 +62,9 @@ class HeuristicAgent:
         time_range = parse_time_range(question, session.now) if self.time_filters else None
         if time_range is not None:
             label = f"time: {time_range.text}"
-            rounds.append(_Round(label, " ".join(words) or None, time_range.start, time_range.end))
+            rounds.append(
+                _Round(label, " ".join(words) or None, time_range.start, time_range.end, self.time_weight)
+            )
         counts = session.store.term_counts(session.user_id, " ".join(words)) if len(words) > 1 else {}
         present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
         if len(present) > 1:

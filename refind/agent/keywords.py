@@ -7,8 +7,9 @@ import re
 
 __all__ = ["STOPWORDS", "extract_keywords", "quoted_phrases"]
 
-# English function words, question words and chat filler. Lucene's own stop set is small (33 words), so
-# the agent drops more before searching; the index analyzer is unchanged.
+# English function words, question words, chat filler, and the words that give a question its form rather
+# than its topic ("how many months have passed since ...", "can you recommend ..."). Lucene's own stop set
+# is small (33 words), so the agent drops more before searching; the index analyzer is unchanged.
 STOPWORDS = frozenset(
     [
         "a",
@@ -284,9 +285,37 @@ STOPWORDS = frozenset(
         "talking",
         "discussed",
         "discuss",
+        # question form, not topic
+        "since",
+        "ago",
+        "passed",
+        "elapsed",
+        "long",
+        "total",
+        "combined",
+        "overall",
+        "altogether",
+        "currently",
+        "suggest",
+        "suggestions",
+        "recommend",
+        "recommendations",
+        "recommendation",
+        "advice",
+        "tips",
+        "ideas",
+        "help",
+        "find",
+        "interesting",
     ]
 )
 
+# "how many months/days/times ...": the unit of the quantity asked for, not part of the topic
+_ASKED_UNIT = re.compile(
+    r"\bhow\s+(?:many|much|long|often)\s+(?:more\s+|fewer\s+|less\s+)?"
+    r"(?:seconds|minutes|hours|days|weeks|months|years|times|decades)\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{1,200})[\"“”«»]")
 _WORD = re.compile(r"[\w][\w'’\-.]*[\w]|[\w]", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -305,6 +334,7 @@ def extract_keywords(text: str, *, extra_stopwords: frozenset[str] = frozenset()
     """
     out: list[str] = []
     seen: set[str] = set()
+    text = _ASKED_UNIT.sub(" ", text)
     for token in _WORD.findall(text):
         token = token.strip(".-'’")
         if not token:

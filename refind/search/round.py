@@ -63,14 +63,15 @@ def fuse(
 
 def session_ranking(
     store: Store, user_id: str, keywords: str, hits: Sequence[Hit], fusion: Fusion, *, restrict: bool = True
-) -> tuple[list[str] | None, list[str]]:
-    """(r2 order for :func:`fuse`, the round's session ranking). The round's ranking is the sessions in
-    fused-hit order, or with ``documents``, the reciprocal-rank fusion of the sessions ranked by their best
-    message and by session-level BM25 (restricted to sessions with hits when ``restrict``: session
-    documents carry no time, so a filtered round must not rank sessions outside its filter)."""
+) -> tuple[list[str] | None, list[list[str]]]:
+    """(r2 order for :func:`fuse`, the round's session orders). The round's orders are the sessions in
+    fused-hit order, or with ``documents``, two orders: sessions by their best message and by BM25 over
+    their whole text (restricted to sessions with hits when ``restrict``: session documents carry no time,
+    so a filtered round must not rank sessions outside its filter). The caller fuses the orders of all
+    rounds by reciprocal rank, each order separately (fusing already-fused lists would lose the ranks)."""
     sessions_with_hits = list(dict.fromkeys(h.session_id for h in hits))
     if fusion.sessions != "documents" or not sessions_with_hits:
-        return None, list(dict.fromkeys(h.session_id for h, _ in fuse(hits, fusion)))
+        return None, [list(dict.fromkeys(h.session_id for h, _ in fuse(hits, fusion)))]
     if restrict:
         by_doc = [
             sid
@@ -79,11 +80,7 @@ def session_ranking(
     else:
         by_doc = [sid for sid, _ in store.query_sessions(user_id, keywords, max(len(sessions_with_hits), 50))]
     by_hit = list(dict.fromkeys(h.session_id for h in hits))  # best message first
-    rrf: dict[str, float] = defaultdict(float)
-    for order in (by_hit, by_doc):
-        for r, sid in enumerate(order, 1):
-            rrf[sid] += 1.0 / (fusion.k0 + r)
-    return by_doc, sorted(rrf, key=lambda sid: -rrf[sid])
+    return by_doc, [by_hit, by_doc]
 
 
 def _spans(selected: Sequence[tuple[Hit, float]], window: int) -> list[tuple[str, int, int, float]]:
@@ -117,9 +114,9 @@ def search_round(
     overfetch: int = 50,
     round_no: int = 1,
     read: Callable[[Hit], bool] | None = None,
-) -> tuple[list[Evidence], list[Hit], list[str]]:
+) -> tuple[list[Evidence], list[Hit], list[list[str]]]:
     """Run one round. Returns the evidence blocks (best first), the BM25 hits fused, and the round's
-    session ranking (for fusing sessions across rounds).
+    session orders (for fusing sessions across rounds).
 
     ``filters`` are applied in Lucene before top-k. The read-set is given twice: as ``filters.exclude_*``
     (applied in Lucene) and as ``read``, a predicate; when ``read`` is given the round first queries
@@ -141,12 +138,10 @@ def search_round(
     filtered = filters is not None and (
         filters.time_from is not None or filters.time_to is not None or filters.session_ids or filters.roles
     )
-    r2_order, ranking = session_ranking(
-        store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered)
-    )
+    r2_order, orders = session_ranking(store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered))
     selected = fuse(unread, fusion, r2_order)[:top_k]
     matched = {h.id for h in unread}
-    return build_blocks(store, user_id, selected, window, matched, round_no), unread, ranking
+    return build_blocks(store, user_id, selected, window, matched, round_no), unread, orders
 
 
 def build_blocks(

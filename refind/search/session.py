@@ -58,7 +58,7 @@ class SearchSession:
         # session-level fusion across rounds: each round credits the sessions of its (over-fetched, fused)
         # hits by reciprocal rank, so a session several rounds point at outranks a one-off
         self.session_score: dict[str, float] = {}
-        self.rankings: list[list[str]] = []  # each round's session ranking, in round order
+        self.rankings: list[list[str]] = []  # every session order credited, in round order
         self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
 
     @property
@@ -90,7 +90,7 @@ class SearchSession:
         ``weight`` scales how much this round's session ranking counts in the final ranking."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
-        found, hits, ranking = search_round(
+        found, hits, orders = search_round(
             self.store,
             self.user_id,
             keywords,
@@ -104,7 +104,8 @@ class SearchSession:
         )
         for h in hits:
             self.best_hit.setdefault(h.session_id, h)
-        self._credit(ranking, weight)
+        for order in orders:
+            self._credit(order, weight)
         new = self._absorb(found)
         self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
         return new

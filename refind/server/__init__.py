@@ -1,0 +1,199 @@
+"""``refind serve``: the Add/Search HTTP service of the Agent Memory Leaderboard contract, over
+:class:`refind.Memory` (docs/service.md).
+
+    from refind.server import serve
+    serve("./index", port=8000, auth="bearer")            # blocks; the key comes from $REFIND_API_KEY
+
+    python -m refind.server --data ./index --auth bearer  # the same from a shell
+
+One process, one worker: the index has one writer per directory. Requests run in a thread pool; past
+``max_in_flight`` they get 503 with ``Retry-After``. FastAPI and uvicorn are imported only here, when a
+server is built: ``pip install 'refind[serve]'``.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import logging
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from refind.errors import SetupError
+from refind.server._config import DEFAULT_MAX_BODY_BYTES, AuthScheme, ServerConfig
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from refind.config import Settings
+    from refind.memory import Memory
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig", "create_app", "serve"]
+
+log = logging.getLogger("refind.server")
+_LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _require() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise SetupError(
+            f"the HTTP service needs fastapi and uvicorn ({exc.name} is missing): pip install 'refind[serve]'"
+        ) from exc
+
+
+def create_app(
+    memory: Memory | str | os.PathLike[str] | None = None,
+    *,
+    config: ServerConfig | None = None,
+    settings: Settings | None = None,
+    **options: Any,
+) -> FastAPI:
+    """The FastAPI application over ``memory``.
+
+    ``memory`` is an open :class:`refind.Memory` (the caller closes it), or an index directory (None: the
+    default one), which the app opens at startup and closes at shutdown (``settings`` applies then).
+    ``options`` are :class:`ServerConfig` fields (``auth``, ``api_key``, ``max_body_bytes``, ``threads``,
+    ``max_in_flight``, ``retention_days``, ``agent``, ...), or pass a whole ``config``. Raises
+    :class:`refind.InvalidInput` for bad options, :class:`refind.SetupError` when fastapi is missing, the
+    LLM agent has no endpoint, or retention is asked of a Memory that cannot delete by age.
+    """
+    _require()
+    from refind.server._app import build_app
+
+    if config is None:
+        config = ServerConfig.build(**options)
+    elif options:
+        config = ServerConfig.build(**{**dict(config), **options})
+    return build_app(memory, config, settings)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise SetupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise SetupError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port (0: any free one)"
+        ) from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    from uvicorn.config import LOGGING_CONFIG
+
+    cfg = copy.deepcopy(LOGGING_CONFIG)
+    cfg["loggers"]["refind"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    if level == "trace":
+        cfg["loggers"]["refind"]["level"] = "DEBUG"
+    return cfg
+
+
+def _write_port(path: str | os.PathLike[str], port: int) -> None:
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(f"{port}\n")
+    os.replace(tmp, target)
+
+
+def serve(
+    data_dir: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    auth: AuthScheme = "none",
+    api_key: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    retention_days: float | None = None,
+    agent: str = "heuristic",
+    log_level: str = "info",
+    *,
+    threads: int = 16,
+    max_in_flight: int | None = None,
+    access_log: bool = True,
+    port_file: str | os.PathLike[str] | None = None,
+) -> None:
+    """Serve the index in ``data_dir`` (None: ``$REFIND_DATA`` or the per-user data directory) until
+    SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``.
+
+    ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
+    see in the process list). ``port=0`` picks a free port; ``port_file`` receives the port once the
+    socket is bound (the service answers ``GET /health`` once it is ready). Errors before serving
+    (bad settings, the index locked by another process, the port taken) raise :class:`refind.RefindError`
+    with one actionable line.
+    """
+    if log_level not in _LOG_LEVELS:
+        from refind.errors import InvalidInput
+
+        raise InvalidInput(f"log_level: expected one of {', '.join(_LOG_LEVELS)}")
+    config = ServerConfig.build(
+        auth=auth,
+        api_key=api_key,
+        max_body_bytes=max_body_bytes,
+        retention_days=retention_days,
+        agent=agent,
+        threads=threads,
+        max_in_flight=max_in_flight,
+    )
+    _require()
+    import uvicorn
+
+    from refind.memory import Memory
+
+    sock = _bind(host, port)
+    memory: Memory | None = None
+    try:
+        memory = Memory(data_dir)
+        from refind.server._app import build_app
+
+        # the app closes the Memory at shutdown: after a SIGTERM uvicorn re-raises the signal, and the
+        # process ends before this function's finally
+        app = build_app(memory, config, owns=True)
+        bound = sock.getsockname()[1]
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                log_level=log_level,
+                log_config=_log_config(log_level),
+                access_log=access_log,
+                lifespan="on",
+                timeout_graceful_shutdown=30,
+                server_header=False,
+            )
+        )
+        # uvicorn.Config has configured logging by now
+        log.info("listening on http://%s:%d", f"[{host}]" if ":" in host else host, bound)
+        if config.auth == "none" and not _loopback(host):
+            log.warning("serving %s:%d WITHOUT authentication; use --auth bearer off loopback", host, bound)
+        if port_file is not None:
+            _write_port(port_file, bound)
+        server.run(sockets=[sock])
+        if not server.started:
+            raise SetupError("the HTTP service did not start; the log above says why")
+    finally:
+        if memory is not None:
+            memory.close()
+        sock.close()
+        if port_file is not None:
+            Path(port_file).unlink(missing_ok=True)

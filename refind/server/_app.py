@@ -1,0 +1,320 @@
+"""The FastAPI application: routes, auth, error mapping and the Memory's lifetime.
+
+Nothing here searches or stores; every route is one call on :class:`refind.Memory`, run in the thread pool
+(the index calls block). Errors map as: field validation -> 422 with structured details;
+:class:`refind.InvalidInput` -> 422, :class:`refind.RequestConflict` -> 409, :class:`refind.StoreError`
+and :class:`refind.SetupError` -> 503 with ``Retry-After``; all as ``{"detail": {"reason": ...}}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import anyio.to_thread
+from fastapi import Depends, FastAPI, HTTPException, Request, Security
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import APIKeyHeader
+
+import refind
+from refind.evidence import render_block
+from refind.server._config import ServerConfig
+from refind.server._guard import Guard
+from refind.server._models import (
+    AddRequest,
+    AddResponse,
+    DeleteRequest,
+    DeleteResponse,
+    HealthResponse,
+    InputMessage,
+    SearchItem,
+    SearchRequest,
+    SearchResponse,
+    content_text,
+    query_text,
+)
+
+__all__ = ["build_app"]
+
+log = logging.getLogger("refind.server")
+
+_DAY_MS = 86_400_000
+_ERROR = {"description": '``{"detail": {"reason": ...}}``'}
+
+
+def _reason(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": {"reason": reason}}, status_code=status, headers=headers)
+
+
+def _iso(ms: int) -> str:
+    dt = datetime.fromtimestamp(ms / 1000, UTC)
+    return dt.isoformat(timespec="milliseconds" if ms % 1000 else "seconds").replace("+00:00", "Z")
+
+
+def _message(m: InputMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": content_text(m.content)}
+    if m.timestamp is not None:
+        out["timestamp"] = m.timestamp
+    if m.name is not None and m.name.strip():
+        out["speaker"] = m.name
+    return out
+
+
+class _Retention(threading.Thread):
+    """Deletes messages older than ``days`` now and then every ``interval`` seconds, until stopped."""
+
+    def __init__(self, delete_before: Callable[[int], Any], days: float, interval: float) -> None:
+        super().__init__(name="refind-retention", daemon=True)
+        self._delete_before = delete_before
+        self._days = days
+        self._interval = interval
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            cutoff = int(time.time() * 1000 - self._days * _DAY_MS)
+            try:
+                removed = self._delete_before(cutoff)
+                log.info("retention: removed %s messages older than %s days", removed, self._days)
+            except Exception as exc:  # keep serving; the next sweep tries again
+                log.error("retention sweep failed: %s", type(exc).__name__)
+            if self._stop.wait(self._interval):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.join(timeout=30)
+
+
+class _Runtime:
+    """What the routes share: the Memory (opened by the lifespan unless one was given), config, agent."""
+
+    def __init__(
+        self,
+        memory: refind.Memory | None,
+        path: str | os.PathLike[str] | None,
+        config: ServerConfig,
+        settings: refind.Settings | None,
+        owns: bool,
+    ) -> None:
+        self.memory = memory
+        self.owns = owns or memory is None
+        self.path = path
+        self.config = config
+        self.settings = settings
+        self.agent: refind.Agent | None = refind.LLMAgent() if config.agent == "llm" else None
+        self.retention: _Retention | None = None
+
+    def open(self) -> refind.Memory:
+        if self.memory is None:
+            self.memory = refind.Memory(self.path, settings=self.settings)
+        return self.memory
+
+    def get(self) -> refind.Memory:
+        if self.memory is None:
+            raise refind.StoreClosed("the service is starting or stopping; retry")
+        return self.memory
+
+
+def _check_retention(memory_type: type, config: ServerConfig) -> None:
+    if config.retention_days is not None and getattr(memory_type, "delete_before", None) is None:
+        raise refind.SetupError(
+            "retention (--retention-days) needs Memory.delete_before(epoch_ms), which this refind "
+            f"version ({refind.__version__}) lacks; run without --retention-days and delete users "
+            "with DELETE /v1/users/{user_id}"
+        )
+
+
+def _auth(config: ServerConfig) -> Callable[..., Any] | None:
+    """The dependency that checks the API key for ``config.auth`` (None when auth is off)."""
+    if config.auth == "none":
+        return None
+    assert config.api_key is not None
+    key = config.api_key.get_secret_value().encode()
+    if config.auth == "x-api-key":
+        header, prefix, how = "X-Api-Key", None, "X-Api-Key: <key>"
+    else:
+        prefix = "Token" if config.auth == "token" else "Bearer"
+        header, how = "Authorization", f"Authorization: {prefix} <key>"
+    scheme = APIKeyHeader(name=header, auto_error=False, scheme_name=config.auth, description=how)
+    challenge = {"WWW-Authenticate": prefix} if prefix else None
+
+    async def check(value: str | None = Security(scheme)) -> None:
+        given: str | None = value.strip() if value else None
+        if given is not None and prefix is not None:
+            word, _, rest = given.partition(" ")
+            given = rest.strip() if word.lower() == prefix.lower() else None
+        if given is None or not hmac.compare_digest(given.encode(), key):
+            raise HTTPException(401, {"reason": f"missing or wrong API key; send {how}"}, headers=challenge)
+
+    return check
+
+
+def build_app(
+    memory: refind.Memory | str | os.PathLike[str] | None,
+    config: ServerConfig,
+    settings: refind.Settings | None = None,
+    *,
+    owns: bool = False,
+) -> FastAPI:
+    """See :func:`refind.server.create_app`. ``owns``: close a given Memory at shutdown too (serve() opens
+    it before uvicorn starts, for a one-line error when the index is locked)."""
+    given = memory if isinstance(memory, refind.Memory) else None
+    path = None if given is not None else memory
+    _check_retention(type(given) if given is not None else refind.Memory, config)
+    runtime = _Runtime(given, path, config, settings, owns)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = config.threads
+        mem = runtime.open()  # on the event loop thread, before any request: the JVM starts here
+        delete_before = getattr(mem, "delete_before", None)
+        if config.retention_days is not None and delete_before is not None:
+            runtime.retention = _Retention(delete_before, config.retention_days, config.retention_interval_s)
+            runtime.retention.start()
+        where = str(mem.path) if mem.path is not None else ":memory:"
+        log.info(
+            "refind %s serving %s: auth=%s agent=%s threads=%d max_in_flight=%d max_body_bytes=%d "
+            "retention_days=%s",
+            refind.__version__,
+            where,
+            config.auth,
+            config.agent,
+            config.threads,
+            config.in_flight_limit,
+            config.max_body_bytes,
+            config.retention_days,
+        )
+        try:
+            yield
+        finally:
+            if runtime.retention is not None:
+                runtime.retention.stop()
+            if runtime.owns and runtime.memory is not None:
+                runtime.memory.close()
+                runtime.memory = None
+
+    app = FastAPI(
+        title="refind",
+        version=refind.__version__,
+        summary="Add/Search memory service (Agent Memory Leaderboard contract) over refind.Memory",
+        lifespan=lifespan,
+    )
+    app.state.refind = runtime
+
+    # ------------------------------------------------------------------ errors
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_body(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # loc/msg/type only: "input" would echo the request body back (and into proxies' logs)
+        details = [
+            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": details}, status_code=422)
+
+    @app.exception_handler(refind.RequestConflict)
+    async def _conflict(request: Request, exc: refind.RequestConflict) -> JSONResponse:
+        return _reason(409, str(exc))
+
+    @app.exception_handler(refind.InvalidInput)
+    async def _bad_input(request: Request, exc: refind.InvalidInput) -> JSONResponse:
+        return _reason(422, str(exc))
+
+    retry = {"Retry-After": str(config.retry_after_s)}
+
+    @app.exception_handler(refind.StoreError)
+    async def _store(request: Request, exc: refind.StoreError) -> JSONResponse:
+        log.error("store error on %s: %s", request.url.path, type(exc).__name__)
+        return _reason(503, f"the index is unavailable ({type(exc).__name__}); retry later", retry)
+
+    @app.exception_handler(refind.SetupError)
+    async def _setup(request: Request, exc: refind.SetupError) -> JSONResponse:
+        log.error("setup error on %s: %s", request.url.path, type(exc).__name__)
+        return _reason(503, f"a backend is unavailable ({type(exc).__name__}); retry later", retry)
+
+    # ------------------------------------------------------------------ routes
+
+    check = _auth(config)
+    secured = [Depends(check)] if check is not None else []
+    errors: dict[int | str, dict[str, Any]] = {
+        401: _ERROR,
+        409: _ERROR,
+        413: _ERROR,
+        503: _ERROR,
+    }
+
+    def add(body: AddRequest) -> AddResponse:
+        """Store the messages (in order) for ``user_id``; 200 once they are durable and searchable.
+        The same ``request_id`` with the same body again writes nothing; with another body: 409."""
+        messages = [_message(m) for m in body.messages]
+        runtime.get().add(body.user_id, body.session_id, messages, request_id=body.request_id)
+        return AddResponse(request_id=body.request_id, user_id=body.user_id, session_id=body.session_id)
+
+    def search(body: SearchRequest) -> SearchResponse:
+        """Evidence for ``query`` from ``user_id``'s memory: at most ``top_k`` blocks of consecutive
+        turns, most relevant first, each rendered with its session date and speakers."""
+        text = query_text(body.query)
+        if not text.strip() and not body.options:
+            return SearchResponse(data=[])
+        result = runtime.get().search(
+            text, body.user_id, now=body.now, agent=runtime.agent, options=body.options or None
+        )
+        blocks = result.by_relevance()[: body.top_k]
+        return SearchResponse(
+            data=[
+                SearchItem(
+                    id=b.id, content=render_block(b), score=b.score, created_at=_iso(b.turns[0].timestamp)
+                )
+                for b in blocks
+            ]
+        )
+
+    def delete_user(user_id: Annotated[str, PathParam(min_length=1, max_length=1000)]) -> DeleteResponse:
+        """Delete every message of ``user_id`` (durably)."""
+        return DeleteResponse(user_id=user_id, deleted=runtime.get().delete_user(user_id))
+
+    def delete_memories(body: DeleteRequest) -> DeleteResponse:
+        """Delete every message of ``user_id`` (durably)."""
+        return delete_user(body.user_id)
+
+    def health() -> HealthResponse:
+        """Unauthenticated liveness and message count."""
+        return HealthResponse(status="ok", messages=runtime.get().count(), version=refind.__version__)
+
+    routes: list[tuple[str, Callable[..., Any], str, str, str]] = [
+        ("/add", add, "POST", "add", "memory"),
+        ("/v1/memories/add", add, "POST", "add_v1", "memory"),
+        ("/search", search, "POST", "search", "memory"),
+        ("/v1/memories/search", search, "POST", "search_v1", "memory"),
+        ("/v1/users/{user_id:path}", delete_user, "DELETE", "delete_user", "retention"),
+        ("/v1/memories/delete", delete_memories, "POST", "delete_memories", "retention"),
+    ]
+    for route, endpoint, method, operation, tag in routes:
+        app.add_api_route(
+            route,
+            endpoint,
+            methods=[method],
+            dependencies=secured,
+            responses=errors,
+            operation_id=operation,
+            tags=[tag],
+        )
+    app.add_api_route("/health", health, methods=["GET"], operation_id="health", tags=["health"])
+
+    app.add_middleware(
+        Guard,
+        max_in_flight=config.in_flight_limit,
+        max_body_bytes=config.max_body_bytes,
+        retry_after_s=config.retry_after_s,
+    )
+    return app

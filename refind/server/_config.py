@@ -1,0 +1,77 @@
+"""The service's settings: one frozen pydantic model, validated before anything starts."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from refind.errors import InvalidInput
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "AuthScheme", "ServerConfig"]
+
+AuthScheme = Literal["none", "token", "bearer", "x-api-key"]
+AgentName = Literal["heuristic", "llm"]
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+_MIN_KEY = 8
+
+
+class ServerConfig(BaseModel):
+    """How the service runs (every field is a ``python -m refind.server`` flag, see docs/service.md).
+
+    ``api_key`` defaults to ``$REFIND_API_KEY`` and is required unless ``auth`` is ``none``; it is a
+    ``SecretStr``, so it never shows in a repr, a log line or an error. ``threads`` is the size of the
+    thread pool that runs the blocking index calls; ``max_in_flight`` bounds the requests being served or
+    queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``.
+    ``retention_days`` deletes messages older than that many days, checked every ``retention_interval_s``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    auth: AuthScheme = "none"
+    api_key: SecretStr | None = None
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
+    threads: int = Field(16, ge=1, le=512)
+    max_in_flight: int | None = Field(None, ge=1, le=100_000)
+    retry_after_s: int = Field(1, ge=1, le=3600)
+    retention_days: float | None = Field(None, gt=0)
+    retention_interval_s: float = Field(3600.0, gt=0)
+    agent: AgentName = "heuristic"
+
+    @model_validator(mode="after")
+    def _key_when_needed(self) -> ServerConfig:
+        if self.auth != "none":
+            key = self.api_key.get_secret_value() if self.api_key is not None else ""
+            if not key:
+                raise ValueError(
+                    f"auth={self.auth} needs an API key: set REFIND_API_KEY (or pass --api-key), "
+                    "or use --auth none on a loopback address"
+                )
+            if len(key) < _MIN_KEY or key != key.strip():
+                raise ValueError(
+                    f"the API key must be at least {_MIN_KEY} characters without surrounding spaces"
+                )
+        return self
+
+    @property
+    def in_flight_limit(self) -> int:
+        return self.max_in_flight if self.max_in_flight is not None else self.threads * 4
+
+    @classmethod
+    def build(cls, **values: Any) -> ServerConfig:
+        """Validate ``values`` (``None`` means the default; ``api_key`` falls back to ``$REFIND_API_KEY``),
+        raising :class:`refind.InvalidInput` that names the bad setting."""
+        values = {k: v for k, v in values.items() if v is not None}
+        if "api_key" not in values and os.environ.get("REFIND_API_KEY"):
+            values["api_key"] = os.environ["REFIND_API_KEY"]
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors(include_input=False):
+                where = ".".join(str(p) for p in err["loc"])
+                msg = str(err["msg"]).removeprefix("Value error, ")
+                parts.append(f"{where}: {msg}" if where else msg)
+            # from None: the pydantic error would print its inputs, the API key among them
+            raise InvalidInput("server settings: " + "; ".join(parts)) from None
