@@ -38,6 +38,8 @@ class Settings(BaseModel):
     | ``fusion_w_hit`` / ``fusion_w_session`` | ``REFIND_FUSION_W_HIT`` / ``REFIND_FUSION_W_SESSION`` | ``1.0`` / ``1.0`` (0 for the session weight turns fusion off) |
     | ``fusion_sessions`` | ``REFIND_FUSION_SESSIONS`` | ``documents``: a session's rank r2 comes from BM25 over its whole text (``hits``: the sum of its hits' scores) |
     | ``overfetch`` | ``REFIND_OVERFETCH`` | ``50`` messages fetched per round before fusion |
+    | ``context_tokens`` | ``REFIND_CONTEXT_TOKENS`` | ``150``: a context turn (window, not a hit) is cut to this many tokens when rendered |
+    | ``window_tokens`` | ``REFIND_WINDOW_TOKENS`` | ``150``: context kept on each side of a hit, in tokens (within ±window turns) |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     """
 
@@ -58,6 +60,8 @@ class Settings(BaseModel):
     overfetch: int = Field(50, ge=1, le=10_000)
     fusion_sessions: Literal["hits", "documents"] = "documents"
     time_filters: bool = True
+    context_tokens: int | None = Field(150, ge=1, le=100_000)
+    window_tokens: int | None = Field(150, ge=0, le=1_000_000)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -78,6 +82,8 @@ class Settings(BaseModel):
             "overfetch": os.environ.get("REFIND_OVERFETCH"),
             "fusion_sessions": os.environ.get("REFIND_FUSION_SESSIONS"),
             "time_filters": os.environ.get("REFIND_TIME_FILTERS"),
+            "context_tokens": os.environ.get("REFIND_CONTEXT_TOKENS"),
+            "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),
         }
         values = {k: v for k, v in env.items() if v}
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -7,9 +7,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from refind.models import Evidence, Turn
-from refind.tokens import count_tokens
+from refind.tokens import count_tokens, truncate_to_tokens
 
 __all__ = [
+    "CONTEXT_TOKENS",
     "by_relevance",
     "fit_blocks",
     "format_session_date",
@@ -76,8 +77,16 @@ def _speaker(t: Turn) -> str:
     return t.speaker if t.speaker else t.role
 
 
-def render_block(block: Evidence, *, header: bool = True) -> str:
-    """One block: a header with the session and its date, then ``speaker: text`` lines (hits marked ``*``)."""
+CONTEXT_TOKENS = 150
+"""Default cap on a context turn (a window turn that no search hit) when rendering; hits stay whole."""
+
+
+def render_block(block: Evidence, *, header: bool = True, context_tokens: int | None = CONTEXT_TOKENS) -> str:
+    """One block: a header with the session and its date, then ``speaker: text`` lines (hits marked ``*``).
+
+    Context turns longer than ``context_tokens`` are cut (with an ellipsis): they are there to show what
+    surrounds a hit, and in assistant-heavy logs one of them can be thousands of tokens. ``None`` keeps
+    every turn whole."""
     lines = []
     if header:
         lines.append(
@@ -85,7 +94,10 @@ def render_block(block: Evidence, *, header: bool = True) -> str:
         )
     for t in block.turns:
         mark = "* " if t.matched else ""
-        lines.append(f"{mark}{_speaker(t)}: {t.content}")
+        text = t.content
+        if context_tokens is not None and not t.matched:
+            text = truncate_to_tokens(text, context_tokens)
+        lines.append(f"{mark}{_speaker(t)}: {text}")
     return "\n".join(lines)
 
 
@@ -96,40 +108,44 @@ def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:
     )
 
 
-def fit_blocks(blocks: Sequence[Evidence], max_tokens: int) -> list[Evidence]:
+def fit_blocks(
+    blocks: Sequence[Evidence], max_tokens: int, *, context_tokens: int | None = CONTEXT_TOKENS
+) -> list[Evidence]:
     """The most relevant blocks whose rendering fits in ``max_tokens`` (whole blocks, never half a turn):
     blocks are taken best first while they fit."""
     blocks = list(blocks)
-    if count_tokens(_render_ordered(order_evidence(blocks))) <= max_tokens:
+    if count_tokens(_render_ordered(order_evidence(blocks), context_tokens)) <= max_tokens:
         return blocks
     chosen: list[Evidence] = []
     used = 0
     for block in by_relevance(blocks):
-        cost = count_tokens(render_block(block)) + 2
+        cost = count_tokens(render_block(block, context_tokens=context_tokens)) + 2
         if used + cost <= max_tokens:
             chosen.append(block)
             used += cost
-    while chosen and count_tokens(_render_ordered(order_evidence(chosen))) > max_tokens:
+    while chosen and count_tokens(_render_ordered(order_evidence(chosen), context_tokens)) > max_tokens:
         chosen.remove(min(chosen, key=lambda e: e.score))
     return chosen
 
 
-def render(blocks: Sequence[Evidence], max_tokens: int | None = None) -> str:
+def render(
+    blocks: Sequence[Evidence], max_tokens: int | None = None, *, context_tokens: int | None = CONTEXT_TOKENS
+) -> str:
     """All blocks in session and time order; over ``max_tokens``, the least relevant blocks are dropped
     first (see :func:`fit_blocks`). Consecutive blocks of one session share its header; a gap between
     them is shown as ``...``."""
     if max_tokens is not None:
-        blocks = fit_blocks(blocks, max_tokens)
-    return _render_ordered(order_evidence(blocks))
+        blocks = fit_blocks(blocks, max_tokens, context_tokens=context_tokens)
+    return _render_ordered(order_evidence(blocks), context_tokens)
 
 
-def _render_ordered(blocks: Sequence[Evidence]) -> str:
+def _render_ordered(blocks: Sequence[Evidence], context_tokens: int | None = CONTEXT_TOKENS) -> str:
     parts: list[str] = []
     previous: Evidence | None = None
     for block in blocks:
         if previous is not None and previous.session_id == block.session_id:
-            parts.append("...\n" + render_block(block, header=False))
+            parts.append("...\n" + render_block(block, header=False, context_tokens=context_tokens))
         else:
-            parts.append(("\n" if parts else "") + render_block(block))
+            parts.append(("\n" if parts else "") + render_block(block, context_tokens=context_tokens))
         previous = block
     return "\n".join(parts)

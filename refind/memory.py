@@ -461,6 +461,8 @@ class Memory:
             fusion=self._fusion(),
             overfetch=s.overfetch,
             agent=agent,
+            context_tokens=s.context_tokens,
+            window_tokens=s.window_tokens,
         )
 
     def _fusion(self) -> Fusion:

@@ -271,6 +271,7 @@ class SearchResult(BaseModel):
     agent: str
     evidence: list[Evidence] = Field(default_factory=list)
     trace: list[RoundTrace] = Field(default_factory=list)
+    context_tokens: int | None = 150
 
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""
@@ -283,10 +284,11 @@ class SearchResult(BaseModel):
         return list(dict.fromkeys(e.session_id for e in self.by_relevance()))
 
     def to_text(self, max_tokens: int | None = None) -> str:
-        """Evidence rendered for a prompt; see :func:`refind.evidence.render`."""
+        """Evidence rendered for a prompt (context turns cut to ``context_tokens``); see
+        :func:`refind.evidence.render`."""
         from refind.evidence import render
 
-        return render(self.evidence, max_tokens=max_tokens)
+        return render(self.evidence, max_tokens=max_tokens, context_tokens=self.context_tokens)
 
     @property
     def tokens(self) -> int:

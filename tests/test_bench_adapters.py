@@ -11,7 +11,6 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -100,40 +99,25 @@ def test_refind_is_skipped_until_memory_has_search() -> None:
         assert "search" in reason and "\n" not in reason
 
 
-def test_refind_wiring_with_a_stand_in_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = []
+def test_refind_adapter_returns_memory_search_blocks_by_relevance() -> None:
+    """The adapter is a thin wrapper: its items are SearchResult.by_relevance(), rendered by refind."""
+    from refind.evidence import render_block
 
-    def search(self, question, user_id, now=None, top_k=5):  # the API DESIGN.md §7 promises
-        calls.append((question, now, top_k))
-
-        def turn(sid: str, i: int, text: str) -> SimpleNamespace:
-            return SimpleNamespace(id=f"{sid}:{i}", turn=i, role="user", speaker=None, content=text)
-
-        return SimpleNamespace(
-            evidence=[
-                SimpleNamespace(
-                    session_id="s1", session_date_text="8 May 2023", score=0.2, turns=[turn("s1", 0, "a")]
-                ),
-                SimpleNamespace(session_id="s3", score=0.9, turns=[turn("s3", 0, "b"), turn("s3", 1, "c")]),
-            ],
-            to_text=lambda max_tokens=None: "",
-        )
-
-    monkeypatch.setattr(refind.Memory, "search", search, raising=False)
     assert registry.unavailable("refind") is None
     adapter = registry.create("refind")
     state = adapter.init(SESSIONS, AdapterConfig("x", 5, turn_level=True))
     try:
-        q = Question(
-            id="q", type="t", text="docker?", haystack="h", gold_sessions=("s3",), now=1_700_000_000_000
-        )
+        q = Question(id="q", type="t", text="docker build", haystack="h", gold_sessions=("s3",), now=None)
         items = adapter.query(q, state, 5)
+        expected = state.memory.search("docker build", "haystack", top_k=5)
     finally:
         adapter.teardown(state)
-    assert calls == [("docker?", 1_700_000_000_000, 5)]
-    assert [(i.session_id, i.turn_ids) for i in items] == [("s3", ("s3:0", "s3:1")), ("s1", ("s1:0",))]
-    assert items[0].text == "[session s3]\n[user] b\n[user] c"
-    assert items[1].text.startswith("[session s1, 8 May 2023]")
+    blocks = expected.by_relevance()
+    assert items and len(items) == len(blocks)
+    assert [i.session_id for i in items] == [b.session_id for b in blocks]
+    assert [i.turn_ids for i in items] == [tuple(t.id for t in b.turns) for b in blocks]
+    assert items[0].text == render_block(blocks[0], context_tokens=expected.context_tokens)
+    assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
 
 
 def test_openai_adapters_skip_without_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:

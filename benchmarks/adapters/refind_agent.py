@@ -8,7 +8,8 @@ one-line reason. Everything that touches that API is in :meth:`RefindAdapter._se
 :func:`_items`, so it is a small change when the API settles.
 
 Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
-blocks); each is rendered as a session header and its turns.
+blocks); each is rendered exactly as refind renders it for a prompt (``refind.evidence.render_block``:
+session header with its date, speaker-prefixed turns, context turns cut to ``context_tokens``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.adapters.base import AdapterConfig, RankedItem, render_message
+from benchmarks.adapters.base import AdapterConfig, RankedItem
 from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
+from refind.evidence import render_block
 
 __all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
 
@@ -35,26 +37,13 @@ class _State:
     memory: Any
 
 
-def _render_block(block: Any) -> str:
-    date = getattr(block, "session_date_text", None)
-    head = f"[session {block.session_id}" + (f", {date}]" if date else "]")
-    lines = [
-        render_message(getattr(t, "speaker", None), getattr(t, "role", "") or "", getattr(t, "content", ""))
-        for t in block.turns
-    ]
-    return "\n".join([head, *lines])
-
-
 def _items(result: Any) -> list[RankedItem]:
-    if hasattr(result, "by_relevance"):
-        blocks = result.by_relevance()
-    else:
-        blocks = sorted(result.evidence, key=lambda b: -float(getattr(b, "score", 0.0) or 0.0))
+    blocks = result.by_relevance()
     return [
         RankedItem(
             session_id=str(b.session_id),
             score=float(getattr(b, "score", 0.0) or 0.0),
-            text=_render_block(b),
+            text=render_block(b, context_tokens=result.context_tokens),
             turn_ids=tuple(str(t.id) for t in b.turns if getattr(t, "id", None) is not None),
         )
         for b in blocks

@@ -114,6 +114,8 @@ def search_round(
     overfetch: int = 50,
     round_no: int = 1,
     read: Callable[[Hit], bool] | None = None,
+    window_tokens: int | None = None,
+    context_tokens: int | None = None,
 ) -> tuple[list[Evidence], list[Hit], list[list[str]]]:
     """Run one round. Returns the evidence blocks (best first), the BM25 hits fused, and the round's
     session orders (for fusing sessions across rounds).
@@ -127,12 +129,12 @@ def search_round(
     fetch = max(overfetch, top_k)
     if read is not None and filters is not None:
         open_filters = Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles)
-        ranked_hits = store.query(user_id, keywords, fetch, open_filters)
+        ranked_hits = store.query_meta(user_id, keywords, fetch, open_filters)
         unread = [h for h in ranked_hits if not read(h)]
         if len(unread) < top_k and len(unread) < len(ranked_hits):
-            unread = store.query(user_id, keywords, fetch, filters)
+            unread = store.query_meta(user_id, keywords, fetch, filters)
     else:
-        ranked_hits = unread = store.query(user_id, keywords, fetch, filters)
+        ranked_hits = unread = store.query_meta(user_id, keywords, fetch, filters)
     if not ranked_hits and not unread:
         return [], [], []
     filtered = filters is not None and (
@@ -140,8 +142,9 @@ def search_round(
     )
     r2_order, orders = session_ranking(store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered))
     selected = fuse(unread, fusion, r2_order)[:top_k]
-    matched = {h.id for h in unread}
-    return build_blocks(store, user_id, selected, window, matched, round_no), unread, orders
+    matched = {h.id for h, _ in selected}  # the hits this round chose; other turns are context
+    blocks = build_blocks(store, user_id, selected, window, matched, round_no, window_tokens, context_tokens)
+    return blocks, unread, orders
 
 
 def build_blocks(
@@ -151,37 +154,80 @@ def build_blocks(
     window: int,
     matched: set[str],
     round_no: int,
+    window_tokens: int | None = None,
+    context_tokens: int | None = None,
 ) -> list[Evidence]:
     """Expand scored hits to ±window turns, merge overlapping windows, fetch them in one query, and
-    return the blocks best first (turns whose id is in ``matched`` are flagged)."""
+    return the blocks best first (turns whose id is in ``matched`` are flagged).
+
+    ``window_tokens`` bounds the context on each side of a hit: walking away from it, context turns are
+    kept while their tokens (each counted at most ``context_tokens``, as rendered) add up to no more than
+    that. Short chat turns keep the whole ±window; a window of long assistant answers shrinks. A span whose
+    middle is dropped this way becomes two blocks."""
     spans = _spans(selected, window)
     windows = store.windows(user_id, [(sid, lo, hi) for sid, lo, hi, _ in spans])
     blocks = []
     for (sid, _lo, _hi, score), turns in zip(spans, windows, strict=True):
-        if not turns:
-            continue
-        blocks.append(
-            Evidence(
-                id=f"{sid}#{turns[0].turn}-{turns[-1].turn}",
-                session_id=sid,
-                session_date=turns[0].timestamp,
-                session_date_text=turns[0].time_text,
-                turns=[
-                    Turn(
-                        id=t.id,
-                        turn=t.turn,
-                        role=t.role,
-                        content=t.content,
-                        timestamp=t.timestamp,
-                        speaker=t.speaker,
-                        time_text=t.time_text,
-                        matched=t.id in matched,
-                    )
-                    for t in turns
-                ],
-                score=score,
-                rounds=[round_no],
+        for run in _trim_context(turns, matched, window_tokens, context_tokens):
+            blocks.append(
+                Evidence(
+                    id=f"{sid}#{run[0].turn}-{run[-1].turn}",
+                    session_id=sid,
+                    session_date=run[0].timestamp,
+                    session_date_text=run[0].time_text,
+                    turns=[
+                        Turn(
+                            id=t.id,
+                            turn=t.turn,
+                            role=t.role,
+                            content=t.content,
+                            timestamp=t.timestamp,
+                            speaker=t.speaker,
+                            time_text=t.time_text,
+                            matched=t.id in matched,
+                        )
+                        for t in run
+                    ],
+                    score=score,
+                    rounds=[round_no],
+                )
             )
-        )
     blocks.sort(key=lambda b: -b.score)
     return blocks
+
+
+def _trim_context(
+    turns: Sequence[Hit], matched: set[str], window_tokens: int | None, context_tokens: int | None
+) -> list[list[Hit]]:
+    """Runs of consecutive turns to keep: every matched turn, and context within ``window_tokens``."""
+    if not turns:
+        return []
+    if window_tokens is None or not any(t.id in matched for t in turns):
+        return [list(turns)]
+    from refind.tokens import count_tokens
+
+    def cost(t: Hit) -> int:
+        n = count_tokens(t.content)
+        return min(n, context_tokens) if context_tokens is not None else n
+
+    keep = [t.id in matched for t in turns]
+    for i, t in enumerate(turns):
+        if t.id not in matched:
+            continue
+        for step in (-1, 1):
+            used, j = 0, i + step
+            while 0 <= j < len(turns) and turns[j].id not in matched:
+                used += cost(turns[j])
+                if used > window_tokens:
+                    break
+                keep[j] = True
+                j += step
+    runs: list[list[Hit]] = []
+    for i, t in enumerate(turns):
+        if not keep[i]:
+            continue
+        if runs and keep[i - 1] and i > 0:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    return runs

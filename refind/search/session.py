@@ -38,6 +38,8 @@ class SearchSession:
         fusion: Fusion | None = None,
         overfetch: int = 50,
         agent: str = "heuristic",
+        context_tokens: int | None = 150,
+        window_tokens: int | None = None,
     ) -> None:
         self.store = store
         self.user_id = user_id
@@ -49,6 +51,8 @@ class SearchSession:
         self.fusion = fusion or Fusion()
         self.overfetch = overfetch
         self.agent = agent
+        self.context_tokens = context_tokens
+        self.window_tokens = window_tokens
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
         self.blocks: list[Evidence] = []
@@ -101,6 +105,8 @@ class SearchSession:
             overfetch=self.overfetch,
             round_no=round_no,
             read=self._is_read if self.readset != "off" else None,
+            window_tokens=self.window_tokens,
+            context_tokens=self.context_tokens,
         )
         for h in hits:
             self.best_hit.setdefault(h.session_id, h)
@@ -131,7 +137,16 @@ class SearchSession:
         hits = self.store.browse(self.user_id, k or self.top_k, self._filters(date_from, date_to))
         # no BM25 here: rank by recency, on the same scale as fused scores
         scored = [(h, 1.0 / (self.fusion.k0 + i + 1)) for i, h in enumerate(hits)]
-        found = build_blocks(self.store, self.user_id, scored, self.window, {h.id for h in hits}, round_no)
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            scored,
+            self.window,
+            {h.id for h in hits},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+        )
         self._credit((h.session_id for h in hits), 0.5)
         new = self._absorb(found)
         self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
@@ -159,7 +174,7 @@ class SearchSession:
                 hits=hits,
                 new_evidence=len(new),
                 new_turns=sum(1 for b in new for t in b.turns if t.id not in self._seen_before),
-                tokens=count_tokens(render(new)) if new else 0,
+                tokens=count_tokens(render(new, context_tokens=self.context_tokens)) if new else 0,
                 ms=round((time.perf_counter() - t0) * 1000, 3),
                 note=note,
             )
@@ -223,7 +238,16 @@ class SearchSession:
         if not missing:
             return []
         t0 = time.perf_counter()
-        found = build_blocks(self.store, self.user_id, missing, self.window, {h.id for h, _ in missing}, 0)
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            missing,
+            self.window,
+            {h.id for h, _ in missing},
+            0,
+            self.window_tokens,
+            self.context_tokens,
+        )
         new = self._absorb(found)
         self._record(
             "complete", self.rounds, t0, None, None, None, len(missing), new, "top sessions without a block"
@@ -244,7 +268,7 @@ class SearchSession:
             for b in (noted or self.blocks)
         ]
         if max_tokens is not None:
-            blocks = fit_blocks(blocks, max_tokens)
+            blocks = fit_blocks(blocks, max_tokens, context_tokens=self.context_tokens)
         return SearchResult(
             question=self.question,
             user_id=self.user_id,
@@ -252,6 +276,7 @@ class SearchSession:
             agent=self.agent,
             evidence=order_evidence(blocks),
             trace=list(self.trace),
+            context_tokens=self.context_tokens,
         )
 
 

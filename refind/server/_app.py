@@ -48,6 +48,7 @@ __all__ = ["build_app"]
 log = logging.getLogger("refind.server")
 
 _DAY_MS = 86_400_000
+_UNSET = object()
 _ERROR = {"description": '``{"detail": {"reason": ...}}``'}
 
 
@@ -58,6 +59,14 @@ def _reason(status: int, reason: str, headers: dict[str, str] | None = None) -> 
 def _iso(ms: int) -> str:
     dt = datetime.fromtimestamp(ms / 1000, UTC)
     return dt.isoformat(timespec="milliseconds" if ms % 1000 else "seconds").replace("+00:00", "Z")
+
+
+def _render(block: refind.Evidence, result: refind.SearchResult) -> str:
+    """The block as refind renders it for a prompt (``SearchResult.to_text``'s settings)."""
+    context_tokens = getattr(result, "context_tokens", _UNSET)  # refind versions before the setting: none
+    if context_tokens is _UNSET:
+        return render_block(block)
+    return render_block(block, context_tokens=context_tokens)
 
 
 def _message(m: InputMessage) -> dict[str, Any]:
@@ -273,7 +282,10 @@ def build_app(
         return SearchResponse(
             data=[
                 SearchItem(
-                    id=b.id, content=render_block(b), score=b.score, created_at=_iso(b.turns[0].timestamp)
+                    id=b.id,
+                    content=_render(b, result),
+                    score=b.score,
+                    created_at=_iso(b.turns[0].timestamp),
                 )
                 for b in blocks
             ]

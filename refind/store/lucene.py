@@ -47,6 +47,7 @@ _MAX_TERMS = 512  # distinct query terms kept (Lucene's clause limit is 1024)
 _KIND_MESSAGE = "m"
 _KIND_REQUEST = "r"
 _KIND_SESSION = "s"
+_KIND_SESSION_TEXT = "t"
 _SESSION_JOIN = "\n"
 
 
@@ -56,6 +57,7 @@ class _J:
     def __init__(self) -> None:
         c = jclass
         self.HashMap = c("java.util.HashMap")
+
         self.ArrayList = c("java.util.ArrayList")
         self.File = c("java.io.File")
         self.CustomAnalyzer = c("org.apache.lucene.analysis.custom.CustomAnalyzer")
@@ -131,6 +133,9 @@ class _MessageDoc:
         self.speaker = j.StringField("speaker", "", yes)
         self.contents = j.TextField("contents", "", no)
         self.raw = j.StoredField("raw", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
+        # id, session, turn, time and role as one short stored string: a ranking pass reads it with one JNI
+        # call per hit and never moves the (long) raw message across
+        self.meta = j.StoredField("meta", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
         self.bytes_ref = j.BytesRef
         self._user: str | None = ""
         self._session: str | None = ""
@@ -141,7 +146,7 @@ class _MessageDoc:
         for field in (
             self.key, self.kind, self.id, self.id_dv, self.user, self.session, self.session_dv,
             self.turn_pt, self.turn_dv, self.ts_pt, self.ts_dv,
-            self.role, self.speaker, self.contents, self.raw,
+            self.role, self.speaker, self.contents, self.raw, self.meta,
         ):  # fmt: skip
             self.doc.add(field)
 
@@ -173,12 +178,16 @@ class _MessageDoc:
             self.speaker.setStringValue(speaker)
         self.contents.setStringValue(r.content)
         self.raw.setStringValue(_encode_raw(r))
+        self.meta.setStringValue(
+            json.dumps([r.id, r.session_id, r.turn, r.timestamp, r.role], ensure_ascii=False)
+        )
 
 
 class _SessionDoc:
-    """The reusable document of a whole session: its text under ``s_contents`` (session-level BM25) and
-    stored in ``s_text`` (so an append does not need to read every turn back). Its fields are distinct
-    from the messages' so message statistics and filters never see it."""
+    """The reusable document of a whole session: its text under ``s_contents`` (session-level BM25). Its
+    fields are distinct from the messages' so message statistics and filters never see it. The text is
+    also stored, in a companion document (``kind=t``), so an append does not read every turn back and a
+    ranking pass over session documents stays cheap (their stored part is just the session id)."""
 
     def __init__(self, j: _J) -> None:
         yes, no = j.FieldStore.YES, j.FieldStore.NO
@@ -187,10 +196,16 @@ class _SessionDoc:
         self.user = j.StringField("s_user", "", no)
         self.session = j.StringField("s_session", "", yes)
         self.contents = j.TextField("s_contents", "", no)
-        self.text = j.StoredField("s_text", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
         self.doc = j.Document()
-        for field in (self.key, self.kind, self.user, self.session, self.contents, self.text):
+        for field in (self.key, self.kind, self.user, self.session, self.contents):
             self.doc.add(field)
+        self.text_key = j.StringField("key", "", no)
+        self.text_kind = j.StringField("kind", _KIND_SESSION_TEXT, no)
+        self.text_user = j.StringField("s_user", "", no)
+        self.text = j.StoredField("s_text", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
+        self.text_doc = j.Document()
+        for field in (self.text_key, self.text_kind, self.text_user, self.text):
+            self.text_doc.add(field)
 
 
 def _encode_raw(r: Record) -> str:
@@ -440,20 +455,25 @@ class LuceneStore:
         sd = self._session_doc
         assert sd is not None
         key = _SEP + "session" + _SEP + user_id + _SEP + session_id
+        text_key = _SEP + "session-text" + _SEP + user_id + _SEP + session_id
         sd.key.setStringValue(key)
         sd.user.setStringValue(user_id)
         sd.session.setStringValue(session_id)
         sd.contents.setStringValue(text)
+        sd.text_key.setStringValue(text_key)
+        sd.text_user.setStringValue(user_id)
         sd.text.setStringValue(text)
         if update:
             self._writer.updateDocument(self._j.Term("key", key), sd.doc)
+            self._writer.updateDocument(self._j.Term("key", text_key), sd.text_doc)
         else:
             self._writer.addDocument(sd.doc)
+            self._writer.addDocument(sd.text_doc)
 
     @_reading
     def _session_text(self, user_id: str, session_id: str) -> str | None:
         j = self._j
-        key = _SEP + "session" + _SEP + user_id + _SEP + session_id
+        key = _SEP + "session-text" + _SEP + user_id + _SEP + session_id
         with self._searcher() as searcher:
             top = searcher.search(j.TermQuery(j.Term("key", key)), 1)
             if top.totalHits.value == 0:
@@ -600,22 +620,27 @@ class LuceneStore:
             terms.add(j.BytesRef(v.encode()))
         return j.TermInSetQuery(field, terms)
 
-    @_reading
-    def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
-        """BM25 over ``contents`` for ``user_id``: the analyzed terms of ``text`` as a bag of words (never
-        Lucene syntax), filters applied before top-``k``. Empty or stopword-only text returns []."""
-        if k <= 0:
-            return []
+    def _text_query(self, user_id: str, text: str, filters: Filters | None) -> Any | None:
         terms = self.analyze(text)
         if not terms:
-            return []
+            return None
         j = self._j
         should = self._occur[1]
         bag = j.BooleanQueryBuilder()
         for term, n in Counter(terms).most_common(_MAX_TERMS):
             tq = j.TermQuery(j.Term("contents", term))
             bag.add(j.BoostQuery(tq, float(n)) if n > 1 else tq, should)
-        query = self._filter_query(user_id, filters, bag.build())
+        return self._filter_query(user_id, filters, bag.build())
+
+    @_reading
+    def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
+        """BM25 over ``contents`` for ``user_id``: the analyzed terms of ``text`` as a bag of words (never
+        Lucene syntax), filters applied before top-``k``. Empty or stopword-only text returns []."""
+        if k <= 0:
+            return []
+        query = self._text_query(user_id, text, filters)
+        if query is None:
+            return []
         return self._run(query, k, scored=True)
 
     def _run(self, query: Any, k: int, *, scored: bool, sort: Any = None) -> list[Hit]:
@@ -626,6 +651,37 @@ class LuceneStore:
                 _decode_raw(str(stored.document(sd.doc).get("raw")), float(sd.score) if scored else 0.0)
                 for sd in top.scoreDocs
             ]
+
+    @_reading
+    def query_meta(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
+        """Like :meth:`query` but the hits carry no content (``content == ""``): only id, session, turn,
+        time, role and score, read from small stored fields. For ranking passes that never show the hits
+        (a search round over-fetches 50 and shows a few, through :meth:`windows`)."""
+        if k <= 0:
+            return []
+        query = self._text_query(user_id, text, filters)
+        if query is None:
+            return []
+        with self._java_errors("search"), self._searcher() as searcher:
+            top = searcher.search(query, k)
+            stored = searcher.storedFields()
+            out = []
+            for sd in top.scoreDocs:
+                msg_id, session_id, turn, ts, role = json.loads(str(stored.document(sd.doc).get("meta")))
+                out.append(
+                    Hit.model_construct(
+                        id=msg_id,
+                        session_id=session_id,
+                        turn=turn,
+                        timestamp=ts,
+                        role=role,
+                        speaker=None,
+                        content="",
+                        score=float(sd.score),
+                        time_text=None,
+                    )
+                )
+            return out
 
     @_reading
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
