@@ -24,6 +24,7 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import refind
 from refind.evidence import render_block
@@ -230,6 +231,12 @@ def build_app(
             for e in exc.errors()
         ]
         return JSONResponse({"detail": details}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # one shape for every error: {"detail": {"reason": ...}} (404, 405, 400 for an undecodable body)
+        detail = exc.detail if isinstance(exc.detail, dict) else {"reason": str(exc.detail)}
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(refind.RequestConflict)
     async def _conflict(request: Request, exc: refind.RequestConflict) -> JSONResponse:
