@@ -7,7 +7,9 @@ import sys
 
 COMMANDS = {
     "perf": ("benchmarks.perf", "store throughput and latency on a synthetic corpus"),
+    "ablation": ("benchmarks.ablation", "refind with each of its controls switched off in turn, beside BM25"),
     "run": ("benchmarks.runner", "quality of adapters on a dataset (scores, summary, scorecard, plot)"),
+    "load": ("benchmarks.load", "latency and throughput of the HTTP service under concurrent clients"),
 }
 
 

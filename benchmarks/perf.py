@@ -4,8 +4,9 @@
 
 Writes ``OUT/perf.json`` with ``messages``, ``users``, ``ingest_msgs_per_s``, ``add20_p50_ms``,
 ``add20_p95_ms`` (a ``Memory.add`` of 20 messages, durable and searchable on return), ``query_p50_ms``,
-``query_p95_ms`` (a keyword query with a user and a 30-day time filter, k=50) and ``rss_mb`` (peak resident
-set of the process, JVM included), plus the settings used. The corpus is generated deterministically
+``query_p95_ms`` (a keyword query with a user and a 30-day time filter, k=50), ``search_p50_ms`` /
+``search_p95_ms`` (a whole ``Memory.search`` with the offline agent: several rounds, windows, fusion) and
+``rss_mb`` (peak resident set of the process, JVM included), plus the settings used. The corpus is generated deterministically
 (``--seed``) from templates with names, places, foods, numbers and dates, Zipf-like word use, sessions of
 6-30 turns spread over a year per user. Ingest time includes generating the messages.
 """
@@ -252,6 +253,7 @@ def run(
     adds: int = 200,
     queries: int = 500,
     index_dir: Path | None = None,
+    searches: int = 200,
 ) -> dict:
     from tqdm import tqdm
 
@@ -295,6 +297,28 @@ def run(
             )
             query_ms.append((time.perf_counter() - t) * 1000)
             hits_total += len(hits)
+        questions = [
+            "When did I go {activity} with {name} in {place}?",
+            "What did {name} say about the {work} last month?",
+            "Where did we have {food} with {name}?",
+            "Did I buy a new {thing} before the trip to {place}?",
+            "How was I feeling about the {work} in March?",
+        ]
+        search_ms = []
+        now = START_MS + YEAR_MS
+        for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
+            user = f"user-{rng.randrange(users):05d}"
+            q = questions[i % len(questions)].format(
+                activity=rng.choice(ACTIVITIES),
+                name=rng.choice(NAMES),
+                place=rng.choice(PLACES),
+                work=rng.choice(WORK),
+                food=rng.choice(FOODS),
+                thing=rng.choice(THINGS),
+            )
+            t = time.perf_counter()
+            mem.search(q, user, now=now)
+            search_ms.append((time.perf_counter() - t) * 1000)
         mem.close()
         report = {
             "messages": messages,
@@ -306,8 +330,16 @@ def run(
             "query_p50_ms": round(statistics.median(query_ms), 3),
             "query_p95_ms": round(_pct(query_ms, 95), 3),
             "query_mean_hits": round(hits_total / max(queries, 1), 1),
+            "search_p50_ms": round(statistics.median(search_ms), 2) if search_ms else None,
+            "search_p95_ms": round(_pct(search_ms, 95), 2) if search_ms else None,
             "rss_mb": round(_rss_peak_mb(), 1),
-            "settings": {"seed": seed, "adds": adds, "queries": queries, **mem.settings.model_dump()},
+            "settings": {
+                "seed": seed,
+                "adds": adds,
+                "queries": queries,
+                "searches": searches,
+                **mem.settings.model_dump(),
+            },
             "refind_version": refind.__version__,
         }
     finally:
@@ -326,9 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--adds", type=int, default=200, help="timed adds of 20 messages")
     ap.add_argument("--queries", type=int, default=500, help="timed queries")
+    ap.add_argument("--searches", type=int, default=200, help="timed Memory.search calls (heuristic agent)")
     args = ap.parse_args(argv)
     if args.messages < 1 or args.users < 1:
         ap.error("--messages and --users must be positive")
-    report = run(args.messages, args.users, args.out, args.seed, args.adds, args.queries)
+    report = run(
+        args.messages, args.users, args.out, args.seed, args.adds, args.queries, searches=args.searches
+    )
     print(json.dumps({k: v for k, v in report.items() if k != "settings"}, indent=2))
     return 0

@@ -286,6 +286,10 @@ STOPWORDS = frozenset(
         "discussed",
         "discuss",
         # question form, not topic
+        "happen",
+        "happened",
+        "happens",
+        "happening",
         "since",
         "ago",
         "passed",
