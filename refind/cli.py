@@ -491,7 +491,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(counts.model_dump_json(indent=2))
         return
     out.print(Text.assemble(("Index ", ""), (counts.path, "bold")))
-    out.print(f"{counts.messages} messages, {counts.users} users")
+    out.print(f"{_plural(counts.messages, 'message')}, {_plural(counts.users, 'user')}")
     if counts.per_user:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("user")
@@ -710,7 +710,10 @@ def demo(ctx: click.Context, index: Path | None, rebuild: bool, max_tokens: int,
                 f"refind --data ./refind-data/demo search {_ASK} --user {user} --now {day}",
             ]
         else:
-            out.print(f"The demo index is kept in {path} (delete the directory to remove it). Ask your own:")
+            out.print(
+                f"The demo index is kept in {path} (delete the directory to remove it). Ask your own:",
+                soft_wrap=True,
+            )
             commands = [f"refind --data {path} search {_ASK} --user {user} --now {day} --trace"]
         for command in commands:
             out.print("  " + command, soft_wrap=True)
