@@ -1,0 +1,100 @@
+"""The documentation builds (``mkdocs build --strict``: broken links, missing pages, unknown API names and
+missing snippet files fail) and cannot drift from the code: the CLI reference is the CLI's own help, and the
+configuration page names every setting."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import refind
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def test_cli_reference_is_the_current_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/gen_cli_docs.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def mkdocs(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def build(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    if not (site / "index.html").exists():
+        done = mkdocs(ROOT, site)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not re.search(r"^(WARNING|ERROR)\b", done.stderr, flags=re.MULTILINE), done.stderr
+    return site
+
+
+def test_mkdocs_build_strict(tmp_path: Path) -> None:
+    site = build(tmp_path)
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    for name in ("refind.Memory", "refind.SearchResult", "refind.tools", "refind.io", "refind.Settings"):
+        assert f'id="{name}"' in api, name
+    assert 'id="refind.Memory.search"' in api
+    started = (site / "getting-started" / "index.html").read_text(encoding="utf-8")
+    assert "Memory.in_memory" in started  # examples/quickstart.py, included as a snippet
+    assert (site / "benchmarks" / "index.html").exists()
+
+
+def test_configuration_names_every_setting() -> None:
+    page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    for name in refind.Settings.model_fields:
+        assert f"`{name}`" in page, f"docs/configuration.md does not describe the setting {name}"
+        assert f"`REFIND_{name.upper()}`" in page, f"docs/configuration.md lacks REFIND_{name.upper()}"
+    for variable in (
+        "REFIND_DATA",
+        "REFIND_DEBUG",
+        "REFIND_API_KEY",
+        "REFIND_LLM_MODEL",
+        "TIKTOKEN_CACHE_DIR",
+    ):
+        assert f"`{variable}`" in page
+
+
+def test_every_page_is_in_the_nav(tmp_path: Path) -> None:
+    """The hook in scripts/gen_cli_docs.py adds optional pages (service.md, search.md) and any unlisted page
+    to the curated nav, so every page is reachable from the site's navigation."""
+    site = build(tmp_path)
+    home = (site / "index.html").read_text(encoding="utf-8")
+    links = set(re.findall(r'href="([^"#]*)" class="md-nav__link', home))
+    for page in DOCS.rglob("*.md"):
+        rel = page.relative_to(DOCS).with_suffix("")
+        if rel.as_posix() == "index":
+            continue  # the home page itself
+        url = (rel.parent if rel.name in {"index", "README"} else rel).as_posix() + "/"
+        assert url in links, f"docs/{page.relative_to(DOCS)} is not in the nav"
+
+
+def test_a_stale_cli_reference_fails_the_build(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(DOCS, copy / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    (copy / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "gen_cli_docs.py", copy / "scripts" / "gen_cli_docs.py")
+    (copy / "examples").symlink_to(ROOT / "examples")
+    (copy / "refind").symlink_to(ROOT / "refind")
+    cli_md = copy / "docs" / "cli.md"
+    cli_md.write_text(cli_md.read_text(encoding="utf-8").replace("refind delete-user", "refind remove-user"))
+    done = mkdocs(copy, tmp_path / "site")
+    assert done.returncode != 0
+    assert "docs/cli.md is out of date" in done.stdout + done.stderr
