@@ -654,7 +654,12 @@ def demo(ctx: click.Context, index: Path | None, rebuild: bool, max_tokens: int,
     planner = _agent(agent)
     root = _data_dir(ctx)
     temporary = index is None and root is None
-    path = Path(tempfile.mkdtemp(prefix="refind-demo-")) if temporary else (index or root / "demo")  # type: ignore[operator]
+    if index is not None:
+        path = index
+    elif root is not None:
+        path = root / "demo"
+    else:
+        path = Path(tempfile.mkdtemp(prefix="refind-demo-"))
     try:
         with refind.Memory(path) as mem:
             _build_demo_index(mem, log_path, user, rebuild=rebuild)
