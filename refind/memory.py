@@ -321,6 +321,14 @@ class Memory:
         total.users = len(users)
         return total
 
+    def delete_before(self, cutoff: TimeLike) -> int:
+        """Delete every message older than ``cutoff`` (epoch ms, ISO string or datetime), for all users:
+        the retention policy of ``refind serve --retention-days``. Durable on return; returns the count."""
+        cutoff_ms = _time_arg("cutoff", cutoff)
+        assert cutoff_ms is not None
+        with self._lock:
+            return self.store.delete_before(cutoff_ms)
+
     def delete_user(self, user_id: str) -> int:
         """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
         user_id = _check_id("user_id", user_id)

@@ -333,3 +333,46 @@ def test_bm25_parameters_are_settings(tmp_path: Path) -> None:
     assert scores[(1.2, 0.75)] != scores[(0.9, 0.4)]
     with pytest.raises(refind.InvalidInput, match="bm25_b"):
         refind.Memory(tmp_path / "bad", bm25_b=3.0)
+
+
+def test_delete_before_removes_old_messages_and_keeps_sessions_consistent(tmp_path: Path) -> None:
+    with refind.Memory(tmp_path / "idx") as m:
+        m.add("a", "old", msgs("ancient kayak story", "more ancient words", ts=T0))
+        m.add(
+            "a",
+            "mixed",
+            [
+                {"role": "user", "content": "old canoe note", "timestamp": T0},
+                {"role": "user", "content": "new canoe note", "timestamp": T0 + 10 * DAY},
+            ],
+        )
+        m.add("b", "new", msgs("fresh kayak story", ts=T0 + 10 * DAY))
+        assert m.delete_before(T0 + DAY) == 3
+        assert m.count() == 2 and m.count("a") == 1
+        assert m.query("a", "ancient") == [] and m.session("a", "old") == []
+        assert [h.content for h in m.session("a", "mixed")] == ["new canoe note"]
+        # session documents follow: the emptied session is gone, the mixed one holds only what remains
+        assert [sid for sid, _ in m.store.query_sessions("a", "canoe")] == ["mixed"]
+        assert m.store.query_sessions("a", "ancient") == []
+        assert m.store.query_sessions("a", "old") == []
+        assert m.delete_before("2000-01-01") == 0
+    with refind.Memory(tmp_path / "idx") as m:  # durable
+        assert m.count() == 2
+
+
+def test_session_documents_follow_appends_replacements_and_deletes(mem: refind.Memory) -> None:
+    mem.add("u", "trip", [{"role": "user", "content": "planning a trip to Porto", "id": "m1"}])
+    mem.add("u", "trip", msgs("we booked the ferry"))  # append
+    mem.add("u", "other", msgs("grocery list: apples"))
+    assert [sid for sid, _ in mem.store.query_sessions("u", "Porto ferry")] == ["trip"]
+    mem.add("u", "trip", [{"role": "user", "content": "planning a trip to Lisbon", "id": "m1"}])  # rebuild
+    assert mem.store.query_sessions("u", "Porto") == []
+    assert [sid for sid, _ in mem.store.query_sessions("u", "Lisbon ferry")] == ["trip"]
+    # session documents never count as messages, and never leak to another user
+    assert mem.count("u") == 3 and mem.count() == 3
+    assert mem.store.query_sessions("v", "Lisbon") == []
+    assert mem.query("u", "Lisbon ferry", k=10) and all(
+        h.session_id == "trip" for h in mem.query("u", "Lisbon ferry")
+    )
+    mem.delete_user("u")
+    assert mem.store.query_sessions("u", "Lisbon") == [] and mem.stats().messages == 0

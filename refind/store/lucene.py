@@ -540,6 +540,41 @@ class LuceneStore:
             self._manager.maybeRefreshBlocking()
         return before
 
+    def delete_before(self, cutoff_ms: int) -> int:
+        """Delete every message (of every user) whose time is before ``cutoff_ms``; the session documents
+        of the sessions touched are rebuilt from what remains (or removed). Returns messages removed."""
+        self._check_writable()
+        j = self._j
+        filt = self._occur[2]
+        with self._write_lock, self._read_lock, self._java_errors("delete"):
+            b = j.BooleanQueryBuilder()
+            b.add(j.TermQuery(j.Term("kind", _KIND_MESSAGE)), filt)
+            b.add(j.LongPoint.newRangeQuery("ts", -(2**63), int(cutoff_ms) - 1), filt)
+            old = b.build()
+            affected: set[tuple[str, str]] = set()
+            with self._searcher() as searcher:
+                n = int(searcher.count(old))
+                if n == 0:
+                    return 0
+                stored = searcher.storedFields()
+                for sd in searcher.search(old, n).scoreDocs:
+                    d = stored.document(sd.doc)
+                    affected.add((str(d.get("user_id")), str(d.get("session_id"))))
+            self._writer.deleteDocuments(old)
+            self._manager.maybeRefreshBlocking()
+            for user_id, session_id in sorted(affected):
+                remaining = self.session(user_id, session_id)
+                if remaining:
+                    text = _SESSION_JOIN.join(h.content for h in remaining)
+                    self._write_session_doc(user_id, session_id, text, update=True)
+                else:
+                    for kind in ("session", "session-text"):
+                        key = _SEP + kind + _SEP + user_id + _SEP + session_id
+                        self._writer.deleteDocuments(j.TermQuery(j.Term("key", key)))
+            self._writer.commit()
+            self._manager.maybeRefreshBlocking()
+        return n
+
     def _check_writable(self) -> None:
         if self._closed:
             raise StoreClosed("the store is closed; open a new Memory")
