@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -184,6 +186,25 @@ def test_same_request_again_writes_nothing_and_another_body_is_409(c: httpx.Clie
     assert "request_id" in r.json()["detail"]["reason"]
     assert count(c) == after_first
     assert len(_items(c.post("/search", json=search_body("wifi password fridge", "idem-user")))) == 1
+
+
+def test_concurrent_duplicate_adds_write_once(c: httpx.Client, srv: SpawnedServer) -> None:
+    body = add_body("dup-1", "dup-user", "s", [f"line {i} about the garden shed" for i in range(20)])
+    before = count(c)
+    n = 16
+    barrier = threading.Barrier(n)
+
+    def one(_: int) -> int:
+        with client(srv) as http:
+            barrier.wait()
+            return http.post("/add", json=body).status_code
+
+    with ThreadPoolExecutor(n) as pool:
+        assert list(pool.map(one, range(n))) == [200] * n
+    assert count(c) == before + 20
+    items = c.post("/search", json=search_body("garden shed", "dup-user", top_k=100)).json()["data"]
+    turns = [line for it in items for line in it["content"].splitlines()[1:]]
+    assert len(turns) == len(set(turns)), "each line once"
 
 
 # ---------------------------------------------------------------------------------------------- search
