@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml scripts/setup.sh
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) examples/locomo_demo.py
+	$(VENV)/bin/refind demo
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples
