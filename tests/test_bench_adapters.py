@@ -123,6 +123,8 @@ def test_refind_adapter_returns_memory_search_blocks_by_relevance() -> None:
 def test_openai_adapters_skip_without_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("REFIND_LLM_API_KEY", raising=False)
+    monkeypatch.delenv("REFIND_LLM_BASE_URL", raising=False)
     for name in ("vector", "refind-llm"):
         reason = registry.unavailable(name)
         assert reason and "OPENAI_API_KEY" in reason and "\n" not in reason

@@ -28,8 +28,10 @@ __all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
 
 
 def openai_configured() -> bool:
-    """True when an OpenAI key or an OpenAI-compatible base URL is set in the environment."""
-    return bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+    """True when an OpenAI key or an OpenAI-compatible base URL is set in the environment (refind's own
+    ``REFIND_LLM_*`` variables or openai's ``OPENAI_*``)."""
+    names = ("REFIND_LLM_API_KEY", "REFIND_LLM_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    return any(os.environ.get(n) for n in names)
 
 
 @dataclass
