@@ -6,6 +6,7 @@
 | ``bm25`` | one Lucene BM25 query over messages (refind's store), sessions by best message | yes |
 | ``refind`` | ``Memory.search`` with the default (heuristic) agent | yes, once search exists |
 | ``refind-llm`` | ``Memory.search`` with the LLM agent | no: OpenAI-compatible endpoint |
+| ``refind-http`` | ``refind``'s search through the HTTP service (``/add``, ``/search``), a sandboxed server per haystack | yes |
 | ``vector`` | OpenAI ``text-embedding-3-small``, cosine | no: OpenAI-compatible endpoint |
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from benchmarks.adapters.base import Adapter, AdapterConfig, RankedItem
 from benchmarks.adapters.bm25 import BM25Adapter
 from benchmarks.adapters.grep import GrepAdapter
+from benchmarks.adapters.http import RefindHTTPAdapter
 from benchmarks.adapters.refind_agent import RefindAdapter, RefindLLMAdapter
 from benchmarks.adapters.vector import VectorAdapter
 
@@ -26,6 +28,7 @@ ADAPTERS: dict[str, Any] = {
     "bm25": BM25Adapter,
     "refind": RefindAdapter,
     "refind-llm": RefindLLMAdapter,
+    "refind-http": RefindHTTPAdapter,
     "vector": VectorAdapter,
 }
 
