@@ -420,14 +420,23 @@ def test_bad_settings_are_one_line_startup_errors(tmp_path: Path) -> None:
     assert done.returncode == 1 and "threads" in done.stderr
 
 
-def test_retention_needs_delete_before(tmp_path: Path) -> None:
-    if hasattr(refind.Memory, "delete_before"):
-        with running(tmp_path, "--retention-days", "30") as server, client(server) as http:
-            assert http.get("/health").status_code == 200
-    else:
-        done = _run_server(tmp_path, "--data", str(tmp_path / "i"), "--retention-days", "30")
-        assert done.returncode == 1 and "delete_before" in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1
+def test_retention_deletes_old_messages_in_the_background(tmp_path: Path) -> None:
+    now = int(time.time() * 1000)
+    with (
+        running(tmp_path, "--retention-days", "30", "--retention-interval", "0.2") as server,
+        client(server) as http,
+    ):
+        old = add_body("old", "ret-user", "s1", ["an old memory of lighthouses"], ts=now - 40 * 86_400_000)
+        new = add_body("new", "ret-user", "s2", ["a fresh memory of lighthouses"], ts=now - 20 * 86_400_000)
+        assert http.post("/add", json=old).status_code == 200
+        assert http.post("/add", json=new).status_code == 200
+        deadline = time.monotonic() + 20
+        while count(http) > 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert count(http) == 1
+        items = _items(http.post("/search", json=search_body("memory of lighthouses", "ret-user")))
+        assert [i["content"].splitlines()[-1] for i in items] == ["* user: a fresh memory of lighthouses"]
+    assert "retention: removed 1 messages older than 30.0 days" in server.log()
 
 
 def test_the_http_stack_loads_only_when_serving(tmp_path: Path) -> None:

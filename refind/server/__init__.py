@@ -131,13 +131,15 @@ def serve(
     *,
     threads: int = 16,
     max_in_flight: int | None = None,
+    retention_interval_s: float = 3600.0,
     access_log: bool = True,
     port_file: str | os.PathLike[str] | None = None,
 ) -> None:
     """Serve the index in ``data_dir`` (None: ``$REFIND_DATA`` or the per-user data directory) until
     SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``.
 
-    ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
+    ``retention_days`` deletes messages older than that (:meth:`refind.Memory.delete_before`) at startup
+    and every ``retention_interval_s`` seconds. ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
     see in the process list). ``port=0`` picks a free port; ``port_file`` receives the port once the
     socket is bound (the service answers ``GET /health`` once it is ready). Errors before serving
     (bad settings, the index locked by another process, the port taken) raise :class:`refind.RefindError`
@@ -152,6 +154,7 @@ def serve(
         api_key=api_key,
         max_body_bytes=max_body_bytes,
         retention_days=retention_days,
+        retention_interval_s=retention_interval_s,
         agent=agent,
         threads=threads,
         max_in_flight=max_in_flight,

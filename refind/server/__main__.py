@@ -54,6 +54,12 @@ def parser() -> argparse.ArgumentParser:
         help="delete messages older than this many days (default: keep everything)",
     )
     p.add_argument(
+        "--retention-interval",
+        type=float,
+        default=3600.0,
+        help="seconds between retention sweeps (default 3600; the first runs at startup)",
+    )
+    p.add_argument(
         "--agent", choices=["heuristic", "llm"], default="heuristic", help="search agent (default heuristic)"
     )
     p.add_argument(
@@ -78,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             api_key=args.api_key,
             max_body_bytes=args.max_body_bytes,
             retention_days=args.retention_days,
+            retention_interval_s=args.retention_interval,
             agent=args.agent,
             log_level=args.log_level,
             threads=args.threads,

@@ -94,7 +94,8 @@ class _Retention(threading.Thread):
             cutoff = int(time.time() * 1000 - self._days * _DAY_MS)
             try:
                 removed = self._delete_before(cutoff)
-                log.info("retention: removed %s messages older than %s days", removed, self._days)
+                level = logging.INFO if removed else logging.DEBUG
+                log.log(level, "retention: removed %s messages older than %s days", removed, self._days)
             except Exception as exc:  # keep serving; the next sweep tries again
                 log.error("retention sweep failed: %s", type(exc).__name__)
             if self._stop.wait(self._interval):
