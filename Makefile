@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.refind-setup-done
 
-.PHONY: demo test lint setup clean perf
+.PHONY: demo test lint setup clean perf docs
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
@@ -14,12 +14,15 @@ demo: $(STAMP)
 	$(VENV)/bin/refind demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check refind benchmarks tests examples
+	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check refind benchmarks tests examples
-	$(VENV)/bin/ruff format --check refind benchmarks tests examples
+	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
+	$(VENV)/bin/ruff format --check refind benchmarks tests examples scripts
+
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict -d out/site
 
 perf: $(STAMP)
 	$(PY) -m benchmarks perf --messages 1000000 --users 1000 --out out/perf
