@@ -17,8 +17,8 @@ T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 
 
 def clean_env(tmp: Path) -> dict[str, str]:
-    """This environment without REFIND_* (no inherited surprises), refind from this checkout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
+    """This environment without REFIND_* and OPENAI_* (no inherited surprises)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REFIND_", "OPENAI_"))}
     env["REFIND_DATA"] = str(tmp / "default-data")
     return env
 

@@ -19,6 +19,7 @@ import pytest
 
 import refind
 from benchmarks.adapters.http import SpawnedServer
+from tests.fake_openai import FakeOpenAI, tool_reply
 from tests.server_helpers import T0, add_body, clean_env, client, count, running, search_body
 
 ADD_PATHS = ["/add", "/v1/memories/add"]
@@ -437,6 +438,29 @@ def test_retention_deletes_old_messages_in_the_background(tmp_path: Path) -> Non
         items = _items(http.post("/search", json=search_body("memory of lighthouses", "ret-user")))
         assert [i["content"].splitlines()[-1] for i in items] == ["* user: a fresh memory of lighthouses"]
     assert "retention: removed 1 messages older than 30.0 days" in server.log()
+
+
+def test_llm_agent_plans_the_search_rounds(tmp_path: Path) -> None:
+    llm_key = "sk-test-llm-key-0123456789"
+    with FakeOpenAI() as fake:
+        fake.enqueue(tool_reply(("search", {"keywords": "cat name"})), tool_reply(("finish", {})))
+        env = {"REFIND_LLM_BASE_URL": fake.base_url, "REFIND_LLM_API_KEY": llm_key}
+        with running(tmp_path, "--agent", "llm", env=env) as server, client(server) as http:
+            texts = ["my cat's name is Miso", "cute", "we also have a dog called Rex"]
+            assert http.post("/add", json=add_body("r", "llm-user", "s", texts)).status_code == 200
+            q = search_body("What is my cat called?", "llm-user", options=["A. Miso", "B. Rex"])
+            items = _items(http.post("/search", json=q))
+        assert fake.pending == 0 and fake.unexpected == 0
+        prompt = json.dumps(fake.bodies[0]["messages"])
+        assert "What is my cat called?" in prompt and "A. Miso" in prompt
+        assert any("Miso" in i["content"] for i in items)
+        assert llm_key not in server.log()
+
+
+def test_llm_agent_without_an_endpoint_is_a_startup_error(tmp_path: Path) -> None:
+    done = _run_server(tmp_path, "--data", str(tmp_path / "i"), "--agent", "llm")
+    assert done.returncode == 1 and "REFIND_LLM_API_KEY" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_the_http_stack_loads_only_when_serving(tmp_path: Path) -> None:
