@@ -37,7 +37,7 @@ class Settings(BaseModel):
     | ``fusion_k0`` | ``REFIND_FUSION_K0`` | ``60`` |
     | ``fusion_w_hit`` / ``fusion_w_session`` | ``REFIND_FUSION_W_HIT`` / ``REFIND_FUSION_W_SESSION`` | ``1.0`` / ``1.0`` (0 for the session weight turns fusion off) |
     | ``fusion_sessions`` | ``REFIND_FUSION_SESSIONS`` | ``documents``: a session's rank r2 comes from BM25 over its whole text (``hits``: the sum of its hits' scores) |
-    | ``overfetch`` | ``REFIND_OVERFETCH`` | ``50`` messages fetched per round before fusion |
+    | ``overfetch`` | ``REFIND_OVERFETCH`` | ``30`` messages fetched per round before fusion |
     | ``context_tokens`` | ``REFIND_CONTEXT_TOKENS`` | ``150``: a context turn (window, not a hit) is cut to this many tokens when rendered |
     | ``window_tokens`` | ``REFIND_WINDOW_TOKENS`` | ``150``: context kept on each side of a hit, in tokens (within ±window turns) |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
@@ -57,7 +57,7 @@ class Settings(BaseModel):
     fusion_k0: float = Field(60.0, gt=0.0)
     fusion_w_hit: float = Field(1.0, ge=0.0)
     fusion_w_session: float = Field(1.0, ge=0.0)
-    overfetch: int = Field(50, ge=1, le=10_000)
+    overfetch: int = Field(30, ge=1, le=10_000)
     fusion_sessions: Literal["hits", "documents"] = "documents"
     time_filters: bool = True
     context_tokens: int | None = Field(150, ge=1, le=100_000)
