@@ -49,7 +49,6 @@ __all__ = ["build_app"]
 log = logging.getLogger("refind.server")
 
 _DAY_MS = 86_400_000
-_UNSET = object()
 _ERROR = {"description": '``{"detail": {"reason": ...}}``'}
 
 
@@ -64,10 +63,7 @@ def _iso(ms: int) -> str:
 
 def _render(block: refind.Evidence, result: refind.SearchResult) -> str:
     """The block as refind renders it for a prompt (``SearchResult.to_text``'s settings)."""
-    context_tokens = getattr(result, "context_tokens", _UNSET)  # refind versions before the setting: none
-    if context_tokens is _UNSET:
-        return render_block(block)
-    return render_block(block, context_tokens=context_tokens)
+    return render_block(block, context_tokens=result.context_tokens)
 
 
 def _message(m: InputMessage) -> dict[str, Any]:
