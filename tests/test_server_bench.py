@@ -69,12 +69,6 @@ def test_http_adapter_equals_in_process_on_coding_life(
     assert _leftover_sandboxes() <= before, "the sandbox is removed after the run"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LuceneStore's IndexWriter uses TieredMergePolicy, which merges non-adjacent segments, so the "
-    "order of equal-score hits depends on the commit history (one commit per /add here, one per import "
-    "in-process); fixed by IndexWriterConfig.setMergePolicy(LogByteSizeMergePolicy()) in the store",
-)
 def test_http_adapter_equals_in_process_on_locomo(shared_data: Path, tmp_path: Path, quiet_env: None) -> None:
     summary = _run(
         tmp_path, "--dataset", "locomo", "--data", str(shared_data / "locomo10_dev.json"), "--limit", "3"

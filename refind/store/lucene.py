@@ -66,6 +66,7 @@ class _J:
         self.ByteBuffersDirectory = c("org.apache.lucene.store.ByteBuffersDirectory")
         self.IndexWriter = c("org.apache.lucene.index.IndexWriter")
         self.IndexWriterConfig = c("org.apache.lucene.index.IndexWriterConfig")
+        self.LogByteSizeMergePolicy = c("org.apache.lucene.index.LogByteSizeMergePolicy")
         self.OpenMode = c("org.apache.lucene.index.IndexWriterConfig$OpenMode")
         self.DirectoryReader = c("org.apache.lucene.index.DirectoryReader")
         self.MultiTerms = c("org.apache.lucene.index.MultiTerms")
@@ -363,6 +364,9 @@ class LuceneStore:
         config.setOpenMode(j.OpenMode.CREATE_OR_APPEND)
         config.setSimilarity(self._similarity)
         config.setRAMBufferSizeMB(float(self.settings.ram_buffer_mb))
+        # merges of adjacent segments only: documents keep their insertion order, so hits with equal scores
+        # come back in the same order however many commits built the index (bulk import or one per add)
+        config.setMergePolicy(j.LogByteSizeMergePolicy())
         try:
             writer = j.IndexWriter(self._directory, config)
         except Exception as exc:
