@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 TimeLike = int | float | str | datetime | date
 _MAX_ID = 1000
+_SESSION_JOIN = "\n"  # as the store joins a session's messages into its document
 _IMPORT_CHUNK = 50_000  # messages per commit during a bulk import
 
 
@@ -108,6 +109,17 @@ class Memory:
         resolved: Path | None = None if in_memory else Path(path) if path is not None else default_data_dir()
         self.store = LuceneStore(resolved, settings=settings, read_only=read_only)
         self._lock = threading.Lock()
+        # Group commit: adds write under self._lock, then wait for a commit that covers their write; one
+        # waiting thread commits for all. Until then, what they wrote is invisible to the index's readers,
+        # so the lookups of later adds consult these overlays (each entry tagged with its write generation).
+        self._gen = 0
+        self._committed = 0
+        self._committing = False
+        self._commit_cv = threading.Condition()
+        self._pending_tail: dict[tuple[str, str], tuple[int, Record]] = {}
+        self._pending_ids: dict[tuple[str, str], tuple[int, Record]] = {}
+        self._pending_markers: dict[tuple[str, str], tuple[int, str]] = {}
+        self._pending_text: dict[tuple[str, str], tuple[int, str]] = {}
 
     @classmethod
     def in_memory(cls, **overrides: Any) -> Memory:
@@ -148,7 +160,8 @@ class Memory:
             digest = None
             if request_id is not None:
                 digest = _body_digest(session_id, parsed, session_ms)
-                stored = self.store.request_marker(user_id, request_id)
+                pending = self._pending_markers.get((user_id, request_id))
+                stored = pending[1] if pending is not None else self.store.request_marker(user_id, request_id)
                 if stored is not None:
                     previous = json.loads(stored)
                     if previous.get("digest") != digest:
@@ -156,16 +169,60 @@ class Memory:
                             f"request_id {request_id!r} was already used with a different body; "
                             "nothing was written. Use a new request_id for new content"
                         )
-                    return AddResult(
+                    duplicate_gen = pending[0] if pending is not None else 0
+                    dup = AddResult(
                         user_id=user_id, session_id=session_id, request_id=request_id, duplicate_request=True
                     )
-            records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
-            unique = len({r.id for r in records})
-            marker = None
-            if request_id is not None:
-                payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(records)})
-                marker = (user_id, request_id, payload)
-            self.store.add(records, marker=marker, sessions={(user_id, session_id): mode})
+                    if duplicate_gen == 0:
+                        return dup
+            if request_id is None or stored is None:
+                records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
+                if mode == "rebuild" and self._gen != self._committed:
+                    # a replacement rebuilds the session's text from its stored turns: commit what is
+                    # pending first so those turns are all there
+                    self._commit_now()
+                    records, replaced, mode = self._resolve(
+                        user_id, session_id, parsed, session_ms, session_text
+                    )
+                unique = len({r.id for r in records})
+                marker = None
+                payload = None
+                if request_id is not None:
+                    payload = json.dumps(
+                        {"digest": digest, "session_id": session_id, "messages": len(records)}
+                    )
+                    marker = (user_id, request_id, payload)
+                key = (user_id, session_id)
+                text = None
+                if mode != "rebuild":
+                    previous_text = self._pending_text.get(key)
+                    before = (
+                        previous_text[1]
+                        if previous_text is not None
+                        else (self.store.session_text(user_id, session_id) if mode == "append" else None)
+                    )
+                    text = _SESSION_JOIN.join(([before] if before else []) + [r.content for r in records])
+                self.store.add_batches(
+                    [records],
+                    marker=marker,
+                    sessions={key: mode},
+                    session_texts={key: text} if text is not None else None,
+                    commit=False,
+                )
+                self._gen += 1
+                gen = self._gen
+                self._pending_tail[key] = (gen, max(records, key=lambda r: r.turn))
+                for r in records:
+                    self._pending_ids[(user_id, r.id)] = (gen, r)
+                if request_id is not None and payload is not None:
+                    self._pending_markers[(user_id, request_id)] = (gen, payload)
+                if text is not None:
+                    self._pending_text[key] = (gen, text)
+        if request_id is not None and stored is not None:
+            # the same request is being written by another call: answer once it is durable
+            self._await_commit(duplicate_gen)
+            return dup
+        self._await_commit(gen)
         return AddResult(
             user_id=user_id,
             session_id=session_id,
@@ -173,6 +230,63 @@ class Memory:
             added=unique - replaced,
             replaced=replaced,
         )
+
+    def _await_commit(self, gen: int) -> None:
+        """Return once a commit covers write generation ``gen``; one waiting thread commits for all."""
+        while True:
+            with self._commit_cv:
+                while self._committing and self._committed < gen:
+                    self._commit_cv.wait()
+                if self._committed >= gen:
+                    return
+                self._committing = True
+            snap = gen
+            try:
+                with self._lock:
+                    snap = self._gen
+                self.store.commit()
+            except BaseException:
+                with self._commit_cv:
+                    self._committing = False
+                    self._commit_cv.notify_all()
+                raise
+            with self._commit_cv:
+                self._committing = False
+                self._committed = max(self._committed, snap)
+                self._commit_cv.notify_all()
+            with self._lock:
+                self._drop_pending(snap)
+
+    def _commit_now(self) -> None:
+        """Commit everything written so far (caller holds self._lock)."""
+        if self._gen == self._committed:
+            return
+        snap = self._gen
+        self.store.commit()
+        with self._commit_cv:
+            self._committed = max(self._committed, snap)
+            self._commit_cv.notify_all()
+        self._drop_pending(snap)
+
+    def _overlay_pending_ids(self, user_id: str, ids: Iterable[str], existing: dict[str, Hit]) -> None:
+        """Add to ``existing`` the ids written by adds whose commit is still pending."""
+        for msg_id in ids:
+            written = self._pending_ids.get((user_id, msg_id))
+            if written is not None:
+                r = written[1]
+                existing[msg_id] = Hit.model_construct(
+                    id=msg_id,
+                    session_id=r.session_id,
+                    turn=r.turn,
+                    timestamp=r.timestamp,
+                    role=r.role,
+                    content="",
+                )
+
+    def _drop_pending(self, upto: int) -> None:
+        for overlay in (self._pending_tail, self._pending_ids, self._pending_markers, self._pending_text):
+            for k in [k for k, (g, _) in overlay.items() if g <= upto]:
+                del overlay[k]
 
     def _resolve(
         self,
@@ -192,11 +306,26 @@ class Memory:
         (user, id) pairs written but not yet committed in the same bulk import.
         """
         tail = None if new_user else self.store.session_tail(user_id, session_id)
+        pending_tail = self._pending_tail.get((user_id, session_id))
+        if pending_tail is not None and (tail is None or pending_tail[1].turn >= tail.turn):
+            r = pending_tail[1]
+            tail = Hit.model_construct(
+                id=r.id,
+                session_id=r.session_id,
+                turn=r.turn,
+                timestamp=r.timestamp,
+                role=r.role,
+                speaker=r.speaker,
+                content=r.content,
+                score=0.0,
+                time_text=r.time_text,
+            )
         next_turn = tail.turn + 1 if tail is not None else 0
         explicit_ids = [m.id for m in messages if m.id is not None]
         existing = (
             {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids and not new_user else {}
         )
+        self._overlay_pending_ids(user_id, explicit_ids, existing)
         fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
         tail_text = tail.time_text if tail is not None else None
         now_ms = int(time.time() * 1000)
@@ -229,6 +358,7 @@ class Memory:
             if missing and (tail is not None or explicit_ids):
                 existing.update({h.id: h for h in self.store.get(user_id, missing)})
         pending = pending if pending is not None else set()
+        self._overlay_pending_ids(user_id, ids, existing)
         seen: set[str] = set()
         records = []
         replaced = 0
@@ -285,6 +415,7 @@ class Memory:
             pending_n = 0
 
         with self._lock:
+            self._commit_now()
             for log_ in logs:
                 user_id = _check_id("user_id", log_.user_id)
                 session_id = _check_id("session_id", log_.session_id)
@@ -327,12 +458,14 @@ class Memory:
         cutoff_ms = _time_arg("cutoff", cutoff)
         assert cutoff_ms is not None
         with self._lock:
+            self._commit_now()
             return self.store.delete_before(cutoff_ms)
 
     def delete_user(self, user_id: str) -> int:
         """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
         user_id = _check_id("user_id", user_id)
         with self._lock:
+            self._commit_now()
             return self.store.delete_user(user_id)
 
     # ------------------------------------------------------------------ reading

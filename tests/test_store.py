@@ -376,3 +376,41 @@ def test_session_documents_follow_appends_replacements_and_deletes(mem: refind.M
     )
     mem.delete_user("u")
     assert mem.store.query_sessions("u", "Lisbon") == [] and mem.stats().messages == 0
+
+
+def test_concurrent_adds_share_commits_without_losing_or_mixing_turns(tmp_path: Path) -> None:
+    """Group commit: 16 threads add to the same sessions at once; every turn lands once, in order per
+    call, session documents hold every message, and duplicate request ids still write once."""
+    path = tmp_path / "idx"
+    errors: list[BaseException] = []
+    results: list[refind.AddResult] = []
+
+    def worker(w: int) -> None:
+        try:
+            for i in range(6):
+                res = m.add("u", f"s{i % 2}", msgs(f"worker{w} item{i} first", f"worker{w} item{i} second"))
+                results.append(res)
+                results.append(m.add("u", "dup", msgs("same body"), request_id=f"r{i}"))
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    with refind.Memory(path) as m:
+        threads = [threading.Thread(target=worker, args=(w,)) for w in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not errors
+        assert m.count("u") == 16 * 6 * 2 + 6
+        for sid in ("s0", "s1"):
+            turns = m.session("u", sid)
+            assert [h.turn for h in turns] == list(range(16 * 3 * 2))  # no turn lost or written twice
+            for a, b in zip(turns[::2], turns[1::2], strict=True):  # each add's two messages stay adjacent
+                assert a.content.replace("first", "") == b.content.replace("second", "")
+            text = m.store.session_text("u", sid) or ""
+            assert all(h.content in text for h in turns)  # the session document kept every message
+            assert len(text.split("\n")) == len(turns)
+        assert len(m.session("u", "dup")) == 6
+        assert sum(r.duplicate_request for r in results) == 16 * 6 - 6
+    with refind.Memory(path) as m:  # all of it durable
+        assert m.count("u") == 16 * 6 * 2 + 6

@@ -278,6 +278,7 @@ class LuceneStore:
         self._closed = False
         self._write_lock = threading.Lock()
         self._read_lock = threading.RLock()
+        self._commit_lock = threading.Lock()
         self._writer: Any = None
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
         self._j = j = _J()
@@ -412,8 +413,14 @@ class LuceneStore:
         *,
         marker: tuple[str, str, str] | None = None,
         sessions: dict[tuple[str, str], SessionUpdate] | None = None,
+        session_texts: dict[tuple[str, str], str] | None = None,
+        commit: bool = True,
     ) -> int:
         """Like :meth:`add` over many batches with one commit at the end (bulk import).
+
+        ``session_texts`` gives a session's whole text when the caller knows it (group commit: the stored
+        text may lag behind writes not yet committed). ``commit=False`` leaves the commit (and the reader
+        refresh that makes the writes visible) to a later :meth:`commit`.
 
         Each touched session's document (its whole text, for session-level BM25) is written in the same
         commit. ``sessions`` says, per (user, session), whether the session is ``new`` (its text is the new
@@ -441,7 +448,10 @@ class LuceneStore:
                 self._manager.maybeRefreshBlocking()  # the session's replaced turns, before reading them back
             for (user_id, session_id), parts in texts.items():
                 how = sessions.get((user_id, session_id), "append")
-                if how == "rebuild":
+                known = (session_texts or {}).get((user_id, session_id))
+                if known is not None:
+                    text = known
+                elif how == "rebuild":
                     text = _SESSION_JOIN.join(h.content for h in self.session(user_id, session_id))
                 elif how == "append":
                     previous = self._session_text(user_id, session_id)
@@ -451,9 +461,24 @@ class LuceneStore:
                 self._write_session_doc(user_id, session_id, text, update=how != "new")
             if marker is not None:
                 self._write_marker(*marker)
-            writer.commit()
-            self._manager.maybeRefreshBlocking()
+            if commit:
+                with self._commit_lock:
+                    writer.commit()
+                    self._manager.maybeRefreshBlocking()
         return written
+
+    def commit(self) -> None:
+        """Make every write so far durable (fsync) and visible to searches. Writes may go on meanwhile: the
+        commit takes its own lock, not the write lock (Lucene's IndexWriter allows both at once, and they
+        use different Java methods, so pyjnius's shared method objects do not race)."""
+        self._check_writable()
+        with self._commit_lock, self._java_errors("commit"):
+            self._writer.commit()
+            self._manager.maybeRefreshBlocking()
+
+    def session_text(self, user_id: str, session_id: str) -> str | None:
+        """The stored whole text of a session (as of the last commit), or None."""
+        return self._session_text(user_id, session_id)
 
     def _write_session_doc(self, user_id: str, session_id: str, text: str, *, update: bool) -> None:
         sd = self._session_doc
@@ -540,8 +565,9 @@ class LuceneStore:
             b.add(j.TermQuery(j.Term("req_user", user_id)), self._occur[1])
             b.add(j.TermQuery(j.Term("s_user", user_id)), self._occur[1])
             self._writer.deleteDocuments(b.build())
-            self._writer.commit()
-            self._manager.maybeRefreshBlocking()
+            with self._commit_lock:
+                self._writer.commit()
+                self._manager.maybeRefreshBlocking()
         return before
 
     def delete_before(self, cutoff_ms: int) -> int:
@@ -575,8 +601,9 @@ class LuceneStore:
                     for kind in ("session", "session-text"):
                         key = _SEP + kind + _SEP + user_id + _SEP + session_id
                         self._writer.deleteDocuments(j.TermQuery(j.Term("key", key)))
-            self._writer.commit()
-            self._manager.maybeRefreshBlocking()
+            with self._commit_lock:
+                self._writer.commit()
+                self._manager.maybeRefreshBlocking()
         return n
 
     def _check_writable(self) -> None:
