@@ -560,6 +560,14 @@ def delete_user(ctx: click.Context, user: str, yes: bool) -> None:
     default="info",
     show_default=True,
 )
+@click.option("--threads", type=click.IntRange(1, 256), default=16, show_default=True, help="Worker threads.")
+@click.option(
+    "--max-in-flight",
+    type=click.IntRange(1),
+    default=None,
+    help="Requests handled at once; more get 503 with Retry-After. Default: threads x 4.",
+)
+@click.option("--no-access-log", is_flag=True, help="Do not log one line per request.")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -571,6 +579,9 @@ def serve(
     retention_days: float | None,
     max_body_bytes: int | None,
     log_level: str,
+    threads: int,
+    max_in_flight: int | None,
+    no_access_log: bool,
 ) -> None:
     """Serve the index over HTTP: Add/Search, the Agent Memory Leaderboard contract.
 
@@ -594,7 +605,11 @@ def serve(
         "retention_days": retention_days,
         "agent": agent,
         "log_level": log_level,
+        "threads": threads,
+        "access_log": not no_access_log,
     }
+    if max_in_flight is not None:
+        options["max_in_flight"] = max_in_flight
     if max_body_bytes is not None:
         options["max_body_bytes"] = max_body_bytes
     try:
