@@ -30,7 +30,7 @@ from typing import Any
 from benchmarks import adapters as registry
 from benchmarks.datasets import DATASETS, Dataset, Question, load_dataset, select_questions
 from benchmarks.metrics import BUDGETS, aggregate, failed_question, score_question
-from benchmarks.tokens import count_tokens, tokenizer_name
+from refind.tokens import count_tokens, tokenizer_name
 
 __all__ = ["main", "run"]
 
