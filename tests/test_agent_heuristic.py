@@ -90,7 +90,9 @@ def test_rounds_are_bounded_and_deterministic(mem: refind.Memory) -> None:
     a = mem.search(question, USER, now=NOW)
     b = mem.search(question, USER, now=NOW)
     assert [e.id for e in a.evidence] == [e.id for e in b.evidence]
-    assert [(t.action, t.keywords, t.hits) for t in a.trace] == [(t.action, t.keywords, t.hits) for t in b.trace]
+    assert [(t.action, t.keywords, t.hits) for t in a.trace] == [
+        (t.action, t.keywords, t.hits) for t in b.trace
+    ]
     assert sum(1 for t in a.trace if t.action in ("search", "browse")) <= mem.settings.max_rounds
     assert a.trace[-1].action in ("finish", "complete")
 
