@@ -20,6 +20,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
 	$(VENV)/bin/ruff format --check refind benchmarks tests examples scripts
+	$(VENV)/bin/mypy
 
 docs: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict -d out/site

@@ -69,7 +69,7 @@ class _Failure(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance
 
 
 class _Group(click.Group):
@@ -222,7 +222,7 @@ def import_cmd(
             dynamic_ncols=True,
         )
         try:
-            logs = _selected(iter_sessions(path, fmt, skipped), user, as_user, skipped, users)
+            logs = _selected(iter_sessions(path, fmt, skipped), user, as_user, skipped, users)  # type: ignore[arg-type]
             result = mem.import_sessions(logs, progress=bar.update)
         finally:
             bar.close()

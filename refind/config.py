@@ -85,6 +85,6 @@ class Settings(BaseModel):
             "context_tokens": os.environ.get("REFIND_CONTEXT_TOKENS"),
             "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),
         }
-        values = {k: v for k, v in env.items() if v}
+        values: dict[str, object] = {k: v for k, v in env.items() if v}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

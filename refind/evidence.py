@@ -31,11 +31,8 @@ def format_session_date(ms: int, text: str | None = None) -> str:
     if text and not _ISO.match(text.strip()) and not text.strip().isdigit():
         return text
     dt = datetime.fromtimestamp(ms / 1000, UTC)
-    date_only = (
-        text is not None
-        and _ISO.match(text.strip()) is not None
-        and _ISO.match(text.strip()).group(1) is None
-    )
+    iso = _ISO.match(text.strip()) if text is not None else None
+    date_only = iso is not None and iso.group(1) is None
     if date_only or (text is None and dt.hour == dt.minute == dt.second == 0):
         return f"{dt.day} {dt:%B %Y}"
     return f"{dt.day} {dt:%B %Y}, {dt:%H:%M} UTC"

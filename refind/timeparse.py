@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
-from typing import Literal
+from typing import Literal, cast
 
 from dateutil.easter import easter
 from dateutil.parser import parserinfo
@@ -418,6 +418,7 @@ def _between(a: _Cue, b: _Cue, now: datetime | None) -> _Span | None:
                 if first is None:
                     return None
                 ra = replace(ra, year=first[0].year)
+            assert ra.year is not None
             rb = replace(rb, year=ra.year + (order_b < order_a))
         span_a, span_b = _abs_span(ra, now), _abs_span(rb, now)
     else:
@@ -649,7 +650,7 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Cue | None]]] = [
         lambda m: (
             _b_calendar(m)
             if m["unit"]
-            else _cue(m, m["unit2"].lower(), partial(_calendar, m["unit2"].lower(), -2))
+            else _cue(m, cast(Granularity, m["unit2"].lower()), partial(_calendar, m["unit2"].lower(), -2))
         ),
     ),
     (

@@ -176,7 +176,7 @@ def build_app(
     """See :func:`refind.server.create_app`. ``owns``: close a given Memory at shutdown too (serve() opens
     it before uvicorn starts, for a one-line error when the index is locked)."""
     given = memory if isinstance(memory, refind.Memory) else None
-    path = None if given is not None else memory
+    path = None if isinstance(memory, refind.Memory) else memory
     _check_retention(type(given) if given is not None else refind.Memory, config)
     runtime = _Runtime(given, path, config, settings, owns)
 
