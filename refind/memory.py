@@ -157,79 +157,90 @@ class Memory:
         session_ms = _time_arg("session_time", session_time)
         session_text = session_time if isinstance(session_time, str) else None
         with self._lock:
-            digest = None
-            if request_id is not None:
-                digest = _body_digest(session_id, parsed, session_ms)
-                pending = self._pending_markers.get((user_id, request_id))
-                stored = pending[1] if pending is not None else self.store.request_marker(user_id, request_id)
-                if stored is not None:
-                    previous = json.loads(stored)
-                    if previous.get("digest") != digest:
-                        raise RequestConflict(
-                            f"request_id {request_id!r} was already used with a different body; "
-                            "nothing was written. Use a new request_id for new content"
-                        )
-                    duplicate_gen = pending[0] if pending is not None else 0
-                    dup = AddResult(
-                        user_id=user_id, session_id=session_id, request_id=request_id, duplicate_request=True
-                    )
-                    if duplicate_gen == 0:
-                        return dup
-            if request_id is None or stored is None:
-                records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
-                if mode == "rebuild" and self._gen != self._committed:
-                    # a replacement rebuilds the session's text from its stored turns: commit what is
-                    # pending first so those turns are all there
-                    self._commit_now()
-                    records, replaced, mode = self._resolve(
-                        user_id, session_id, parsed, session_ms, session_text
-                    )
-                unique = len({r.id for r in records})
-                marker = None
-                payload = None
-                if request_id is not None:
-                    payload = json.dumps(
-                        {"digest": digest, "session_id": session_id, "messages": len(records)}
-                    )
-                    marker = (user_id, request_id, payload)
-                key = (user_id, session_id)
-                text = None
-                if mode != "rebuild":
-                    previous_text = self._pending_text.get(key)
-                    before = (
-                        previous_text[1]
-                        if previous_text is not None
-                        else (self.store.session_text(user_id, session_id) if mode == "append" else None)
-                    )
-                    text = _SESSION_JOIN.join(([before] if before else []) + [r.content for r in records])
-                self.store.add_batches(
-                    [records],
-                    marker=marker,
-                    sessions={key: mode},
-                    session_texts={key: text} if text is not None else None,
-                    commit=False,
+            digest = _body_digest(session_id, parsed, session_ms) if request_id is not None else None
+            duplicate_of = (
+                self._duplicate_of(user_id, request_id, digest)
+                if request_id is not None and digest is not None
+                else None
+            )
+            if duplicate_of is None:
+                gen, added, replaced = self._write(
+                    user_id, session_id, parsed, session_ms, session_text, request_id, digest
                 )
-                self._gen += 1
-                gen = self._gen
-                self._pending_tail[key] = (gen, max(records, key=lambda r: r.turn))
-                for r in records:
-                    self._pending_ids[(user_id, r.id)] = (gen, r)
-                if request_id is not None and payload is not None:
-                    self._pending_markers[(user_id, request_id)] = (gen, payload)
-                if text is not None:
-                    self._pending_text[key] = (gen, text)
-        if request_id is not None and stored is not None:
-            # the same request is being written by another call: answer once it is durable
-            self._await_commit(duplicate_gen)
-            return dup
+            else:
+                gen, added, replaced = duplicate_of, 0, 0
+        # durable and visible before we answer (a duplicate of a pending add waits for that add's commit)
         self._await_commit(gen)
         return AddResult(
             user_id=user_id,
             session_id=session_id,
             request_id=request_id,
-            added=unique - replaced,
+            added=added,
             replaced=replaced,
+            duplicate_request=duplicate_of is not None,
         )
+
+    def _duplicate_of(self, user_id: str, request_id: str, digest: str) -> int | None:
+        """None when ``request_id`` is new for this user; else the write generation to wait for (0: already
+        committed). Raises RequestConflict when it was used with a different body. Holds self._lock."""
+        pending = self._pending_markers.get((user_id, request_id))
+        stored = pending[1] if pending is not None else self.store.request_marker(user_id, request_id)
+        if stored is None:
+            return None
+        if json.loads(stored).get("digest") != digest:
+            raise RequestConflict(
+                f"request_id {request_id!r} was already used with a different body; "
+                "nothing was written. Use a new request_id for new content"
+            )
+        return pending[0] if pending is not None else 0
+
+    def _write(
+        self,
+        user_id: str,
+        session_id: str,
+        parsed: list[Message],
+        session_ms: int | None,
+        session_text: str | None,
+        request_id: str | None,
+        digest: str | None,
+    ) -> tuple[int, int, int]:
+        """Resolve and write one add without committing; returns (write generation, added, replaced).
+        Holds self._lock; the overlays keep the write visible to later adds until its commit lands."""
+        records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
+        if mode == "rebuild" and self._gen != self._committed:
+            # a replacement rebuilds the session's text from its stored turns: commit what is pending
+            # first so those turns are all there
+            self._commit_now()
+            records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
+        key = (user_id, session_id)
+        payload = None
+        if request_id is not None:
+            payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(records)})
+        text = None
+        if mode != "rebuild":
+            pending_text = self._pending_text.get(key)
+            if pending_text is not None:
+                before: str | None = pending_text[1]
+            else:
+                before = self.store.session_text(user_id, session_id) if mode == "append" else None
+            text = _SESSION_JOIN.join(([before] if before else []) + [r.content for r in records])
+        self.store.add_batches(
+            [records],
+            marker=(user_id, request_id, payload) if request_id is not None and payload is not None else None,
+            sessions={key: mode},
+            session_texts={key: text} if text is not None else None,
+            commit=False,
+        )
+        self._gen += 1
+        gen = self._gen
+        self._pending_tail[key] = (gen, max(records, key=lambda r: r.turn))
+        for r in records:
+            self._pending_ids[(user_id, r.id)] = (gen, r)
+        if request_id is not None and payload is not None:
+            self._pending_markers[(user_id, request_id)] = (gen, payload)
+        if text is not None:
+            self._pending_text[key] = (gen, text)
+        return gen, len({r.id for r in records}) - replaced, replaced
 
     def _await_commit(self, gen: int) -> None:
         """Return once a commit covers write generation ``gen``; one waiting thread commits for all."""
@@ -273,15 +284,7 @@ class Memory:
         for msg_id in ids:
             written = self._pending_ids.get((user_id, msg_id))
             if written is not None:
-                r = written[1]
-                existing[msg_id] = Hit.model_construct(
-                    id=msg_id,
-                    session_id=r.session_id,
-                    turn=r.turn,
-                    timestamp=r.timestamp,
-                    role=r.role,
-                    content="",
-                )
+                existing[msg_id] = _as_hit(written[1])
 
     def _drop_pending(self, upto: int) -> None:
         for overlay in (self._pending_tail, self._pending_ids, self._pending_markers, self._pending_text):
@@ -308,18 +311,7 @@ class Memory:
         tail = None if new_user else self.store.session_tail(user_id, session_id)
         pending_tail = self._pending_tail.get((user_id, session_id))
         if pending_tail is not None and (tail is None or pending_tail[1].turn >= tail.turn):
-            r = pending_tail[1]
-            tail = Hit.model_construct(
-                id=r.id,
-                session_id=r.session_id,
-                turn=r.turn,
-                timestamp=r.timestamp,
-                role=r.role,
-                speaker=r.speaker,
-                content=r.content,
-                score=0.0,
-                time_text=r.time_text,
-            )
+            tail = _as_hit(pending_tail[1])
         next_turn = tail.turn + 1 if tail is not None else 0
         explicit_ids = [m.id for m in messages if m.id is not None]
         existing = (
@@ -651,6 +643,21 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory({str(self.path) if self.path else ':memory:'!r})"
+
+
+def _as_hit(r: Record) -> Hit:
+    """A written-but-uncommitted record, seen the way the store would return it."""
+    return Hit.model_construct(
+        id=r.id,
+        session_id=r.session_id,
+        turn=r.turn,
+        timestamp=r.timestamp,
+        role=r.role,
+        speaker=r.speaker,
+        content=r.content,
+        score=0.0,
+        time_text=r.time_text,
+    )
 
 
 def _body_digest(session_id: str, messages: list[Message], session_ms: int | None) -> str:
