@@ -186,18 +186,23 @@ def _message_texts(rng: random.Random) -> Iterator[str]:
             if rng.random() < 0.5
             else rng.randrange(len(TEMPLATES))
         ]
-        yield t.format(
-            name=rng.choice(NAMES),
-            name2=rng.choice(NAMES),
-            place=rng.choice(PLACES),
-            food=rng.choice(FOODS),
-            activity=rng.choice(ACTIVITIES),
-            thing=rng.choice(THINGS),
-            work=rng.choice(WORK),
-            feeling=rng.choice(FEELINGS),
-            n=rng.randint(2, 28),
-            h=rng.randint(1, 9),
-        )
+        yield _fill(t, rng)
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    """``template`` with random names, places, foods, ... (unused slots are ignored by str.format)."""
+    return template.format(
+        name=rng.choice(NAMES),
+        name2=rng.choice(NAMES),
+        place=rng.choice(PLACES),
+        food=rng.choice(FOODS),
+        activity=rng.choice(ACTIVITIES),
+        thing=rng.choice(THINGS),
+        work=rng.choice(WORK),
+        feeling=rng.choice(FEELINGS),
+        n=rng.randint(2, 28),
+        h=rng.randint(1, 9),
+    )
 
 
 YEAR_MS = 365 * 86_400_000
@@ -308,14 +313,7 @@ def run(
         now = START_MS + YEAR_MS
         for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
             user = f"user-{rng.randrange(users):05d}"
-            q = questions[i % len(questions)].format(
-                activity=rng.choice(ACTIVITIES),
-                name=rng.choice(NAMES),
-                place=rng.choice(PLACES),
-                work=rng.choice(WORK),
-                food=rng.choice(FOODS),
-                thing=rng.choice(THINGS),
-            )
+            q = _fill(questions[i % len(questions)], rng)
             t = time.perf_counter()
             mem.search(q, user, now=now)
             search_ms.append((time.perf_counter() - t) * 1000)

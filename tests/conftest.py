@@ -37,3 +37,14 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT)
     env["REFIND_DATA"] = str(tmp_path / "default-data")
     return env
+
+
+@pytest.fixture(scope="module")
+def locomo(shared_data: Path) -> Iterator[refind.Memory]:
+    """One real LoCoMo conversation (conv-26) in an in-memory index, shared by a test module."""
+    from refind.io import iter_locomo
+
+    mem = refind.Memory.in_memory()
+    mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == "conv-26")
+    yield mem
+    mem.close()

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -21,7 +20,6 @@ import refind
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.llm import LLMAgent
 from refind.agent.tools import TOOLS
-from refind.io import iter_locomo
 from refind.models import RoundTrace, SearchResult, to_epoch_ms
 from refind.tokens import count_tokens
 from tests.fake_openai import Delay, Failure, FakeOpenAI, text_reply, tool_reply
@@ -32,14 +30,6 @@ NOW = "2023-07-10"  # a Monday
 KEY = "sk-test-0123456789abcdef"
 FAST = (0.001, 0.02)  # retry_wait for tests: (multiplier, max) seconds
 DAY_MS = 86_400_000
-
-
-@pytest.fixture(scope="module")
-def locomo(shared_data: Path) -> Iterator[refind.Memory]:
-    mem = refind.Memory.in_memory()
-    mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == USER)
-    yield mem
-    mem.close()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -15,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import refind
-from refind.io import iter_locomo
 from refind.models import to_epoch_ms
 from refind.tokens import count_tokens
 from refind.tools import (
@@ -31,14 +28,6 @@ from tests.fake_openai import FakeOpenAI, tool_reply
 
 USER = "conv-26"
 DAY_MS = 86_400_000
-
-
-@pytest.fixture(scope="module")
-def locomo(shared_data: Path) -> Iterator[refind.Memory]:
-    mem = refind.Memory.in_memory()
-    mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == USER)
-    yield mem
-    mem.close()
 
 
 @pytest.fixture
