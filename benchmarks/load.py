@@ -11,7 +11,10 @@ one answered), one keep-alive connection per client:
 2. corpus: one LoCoMo dev conversation (``--conversation``) is added through ``/add`` in chunks of at most
    20 messages or 2,000 words, as the leaderboard sends it (not timed).
 3. ``search``: ``--requests`` Search requests (``top_k=100``, the formal value) cycling over that
-   conversation's questions; ``search_1_client`` does the same with one client (no queueing).
+   conversation's questions; ``search_beside_largest_query`` the same with ``--clients - 1`` clients
+   while one more client sends the largest query the service accepts (``max_query_chars`` characters)
+   again and again (compare its ``others.p50_ms`` with ``search.p50_ms``); ``search_1_client`` the
+   questions with one client (no queueing).
 4. ``mixed``: half the clients add while the other half search (searches served while adding).
 
 Reported per phase: p50/p95/mean/max latency in ms, requests per second, and errors (any status but 200,
@@ -152,6 +155,73 @@ def _search_jobs(user: str, questions: list[str], requests: int) -> Iterator[tup
         yield "/search", {"query": questions[i % len(questions)], "user_id": user, "top_k": 100}
 
 
+def _largest_query(sessions: list[Any], limit: int) -> str:
+    """A query of exactly ``limit`` characters of the conversation's own words (all distinct where it has
+    enough): the most a search accepts, and the most it can cost."""
+    words = list(
+        dict.fromkeys(w for s in sessions for m in session_messages(s) for w in str(m["content"]).split())
+    )
+    text = ""
+    i = 0
+    while len(text) < limit and words:
+        text += words[i % len(words)] + " "
+        i += 1
+    return text[:limit]
+
+
+def _beside_largest_query(
+    make_client: Callable[[], Any],
+    clients: int,
+    user: str,
+    questions: list[str],
+    sessions: list[Any],
+    requests: int,
+    max_seconds: float,
+) -> dict[str, Any]:
+    """``clients - 1`` clients search as in ``search`` while one more sends the largest query the service
+    accepts (``max_query_chars``), over and over until they are done: how much one client sending the
+    costliest accepted request slows everyone else. Compare ``others.p50_ms`` with ``search.p50_ms``."""
+    import refind
+
+    limit = refind.Settings.from_env().max_query_chars
+    largest = _largest_query(sessions, limit)
+    done = threading.Event()
+
+    def heavy_jobs() -> Iterator[tuple[str, dict[str, Any]]]:
+        while not done.is_set():
+            yield "/search", {"query": largest, "user_id": user, "top_k": 100}
+
+    others, heavy = _Phase(), _Phase()
+    walls: dict[str, float] = {}
+
+    def run_others() -> None:
+        try:
+            n = max(clients - 1, 1)
+            walls["others"] = _drive(
+                make_client, n, _search_jobs(user, questions, requests), max_seconds, others
+            )
+        finally:
+            done.set()
+
+    threads = [
+        threading.Thread(target=run_others),
+        threading.Thread(
+            target=lambda: walls.__setitem__(
+                "heavy", _drive(make_client, 1, heavy_jobs(), max_seconds, heavy)
+            )
+        ),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {
+        "largest_query_chars": len(largest),
+        "others": {"top_k": 100, **others.summary(walls["others"], max(clients - 1, 1))},
+        "largest_query_client": {"top_k": 100, **heavy.summary(walls["heavy"], 1)},
+    }
+
+
 def _load_conversation(path: Path, index: int) -> tuple[str, list[Any], list[str]]:
     from benchmarks.datasets import load_dataset
 
@@ -228,6 +298,10 @@ def run(
         )
         report["search"] = {"top_k": 100, **phase.summary(wall, clients)}
 
+        report["search_beside_largest_query"] = _beside_largest_query(
+            make_client, clients, corpus_user, questions, sessions, requests, max_seconds
+        )
+
         phase = _Phase()
         n_single = min(requests, len(questions))
         wall = _drive(make_client, 1, _search_jobs(corpus_user, questions, n_single), max_seconds, phase)
@@ -273,6 +347,7 @@ def run(
             report.get("add", {}),
             report.get("search", {}),
             report.get("search_1_client", {}),
+            *(v for k, v in report.get("search_beside_largest_query", {}).items() if isinstance(v, dict)),
             *report.get("mixed", {}).values(),
         )
     )

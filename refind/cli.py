@@ -149,13 +149,26 @@ def main(ctx: click.Context, data: Path | None, verbose: bool) -> None:
         _setup_logging(verbose)
 
 
-def _data_dir(ctx: click.Context) -> Path | None:
-    data = ctx.find_root().obj
-    return Path(data).expanduser() if data is not None else None
+_DATA_HELP = (
+    "Index directory (here or before the command). Default: $REFIND_DATA, else ~/.local/share/refind."
+)
 
 
-def _open(ctx: click.Context, *, read_only: bool) -> refind.Memory:
-    return refind.Memory(_data_dir(ctx), read_only=read_only)
+def _data_option(command: Any) -> Any:
+    """``--data DIR`` on a subcommand too (``refind serve --data DIR`` as well as ``refind --data DIR
+    serve``); the subcommand's wins when both are given."""
+    return click.option(
+        "--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None, help=_DATA_HELP
+    )(command)
+
+
+def _data_dir(ctx: click.Context, data: Path | None = None) -> Path | None:
+    chosen = data if data is not None else ctx.find_root().obj
+    return Path(chosen).expanduser() if chosen is not None else None
+
+
+def _open(ctx: click.Context, data: Path | None, *, read_only: bool) -> refind.Memory:
+    return refind.Memory(_data_dir(ctx, data), read_only=read_only)
 
 
 def _agent(name: str) -> refind.Agent | None:
@@ -167,6 +180,7 @@ def _agent(name: str) -> refind.Agent | None:
 
 
 @main.command("import", context_settings=_CONTEXT)
+@_data_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--format",
@@ -187,6 +201,7 @@ def _agent(name: str) -> refind.Agent | None:
 @click.pass_context
 def import_cmd(
     ctx: click.Context,
+    data: Path | None,
     path: Path,
     fmt: str | None,
     user: str | None,
@@ -213,21 +228,38 @@ def import_cmd(
     skipped: Counter[str] = Counter()
     users: Counter[str] = Counter()
     started = time.perf_counter()
-    with _open(ctx, read_only=False) as mem:
+    stop = _StopOnInterrupt()
+    try:
+        mem = _open(ctx, data, read_only=False)
+    except refind.IndexLocked as exc:
+        raise _Failure(
+            f"{_one_line(str(exc)).split(';')[0]}. An import needs the index to itself: stop the server "
+            "(or whatever holds it) and import again, or send the messages through the server's /add"
+        ) from None
+    with mem:
         bar = tqdm(
-            desc=f"importing {path.name}",
+            desc=f"reading {path.name}",
             unit=" msg",
             file=sys.stderr,
             disable=True if quiet or as_json else None,  # None: only on a terminal
             dynamic_ncols=True,
         )
         try:
-            logs = _selected(iter_sessions(path, fmt, skipped), user, as_user, skipped, users)  # type: ignore[arg-type]
-            result = mem.import_sessions(logs, progress=bar.update)
+            with stop:
+                logs = _selected(
+                    iter_sessions(path, fmt, skipped),  # type: ignore[arg-type]
+                    user,
+                    as_user,
+                    skipped,
+                    users,
+                    stop,
+                    bar,
+                )
+                result = mem.import_sessions(logs, progress=bar.update)
         finally:
             bar.close()
         index = str(mem.path)
-    if user is not None and not users:
+    if user is not None and not users and not stop.interrupted:
         raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
     summary = {
         "path": str(path),
@@ -239,19 +271,60 @@ def import_cmd(
         "users": sorted(users),
         "skipped": dict(sorted(skipped.items())),
         "seconds": round(time.perf_counter() - started, 3),
+        "interrupted": stop.interrupted,
     }
     if as_json:
         click.echo(json.dumps(summary, indent=2))
-        return
-    out.print(Text.assemble(("Imported ", ""), (path.name, "bold"), f" ({fmt}) into {index}"))
-    table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
-    table.add_row("sessions", str(result.sessions))
-    table.add_row("messages", f"{result.added} added, {result.replaced} replaced")
-    shown = ", ".join(sorted(users)[:5]) + (", ..." if len(users) > 5 else "")
-    table.add_row("users", f"{len(users)} ({shown})" if users else "0")
-    table.add_row("skipped", _skipped_text(skipped))
-    table.add_row("time", f"{summary['seconds']:.1f} s")
-    out.print(table)
+    else:
+        verb = "Interrupted: saved" if stop.interrupted else "Imported"
+        out.print(Text.assemble((f"{verb} ", ""), (path.name, "bold"), f" ({fmt}) into {index}"))
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
+        table.add_row("sessions", str(result.sessions))
+        table.add_row("messages", f"{result.added} added, {result.replaced} replaced")
+        shown = ", ".join(sorted(users)[:5]) + (", ..." if len(users) > 5 else "")
+        table.add_row("users", f"{len(users)} ({shown})" if users else "0")
+        table.add_row("skipped", _skipped_text(skipped))
+        table.add_row("time", f"{summary['seconds']:.1f} s")
+        out.print(table)
+        if stop.interrupted:
+            out.print(
+                "Every session listed is saved; the rest of the file is not. Run the same import again to "
+                "add the rest (messages with an id replace themselves, so nothing is duplicated)."
+            )
+    if stop.interrupted:
+        ctx.exit(EXIT_INTERRUPTED)
+
+
+class _StopOnInterrupt:
+    """While active, the first Ctrl-C asks the import to stop after the session it is reading (what was
+    read is then saved and summarized); a second Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.interrupted = True
+        signal.signal(signal.SIGINT, self._previous)
+        click.echo("\nrefind: stopping after this session (Ctrl-C again to abort at once)", err=True)
+
+    def __enter__(self) -> _StopOnInterrupt:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        if main and self._previous is not None and signal.getsignal(signal.SIGINT) == self._handle:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 def _selected(
@@ -260,9 +333,21 @@ def _selected(
     as_user: str | None,
     skipped: Counter[str],
     users: Counter[str],
+    stop: _StopOnInterrupt | None = None,
+    bar: Any = None,
 ) -> Iterator[Any]:
-    """The sessions (``refind.io`` SessionLogs) to import: only ``user``'s, renamed to ``as_user``."""
+    """The sessions (``refind.io`` SessionLogs) to import: only ``user``'s, renamed to ``as_user``; none
+    after an interrupt. ``bar`` shows the sessions read, also those skipped (a filtered import of a big
+    file shows progress while it looks for its user)."""
+    scanned = 0
     for log in logs:
+        scanned += 1
+        if bar is not None and scanned == 1:
+            bar.set_description(f"importing ({'user ' + user if user else 'all users'})")
+        if bar is not None:
+            bar.set_postfix_str(f"{scanned} sessions read", refresh=False)
+        if stop is not None and stop.interrupted:
+            return
         if user is not None and log.user_id != user:
             skipped["sessions_of_other_users"] += 1
             continue
@@ -282,6 +367,7 @@ def _skipped_text(skipped: Counter[str]) -> str:
 
 
 @main.command(context_settings=_CONTEXT)
+@_data_option
 @click.argument("question")
 @click.option("--user", "-u", required=True, help="Whose history to search (every search is per user).")
 @click.option(
@@ -299,13 +385,15 @@ def _skipped_text(skipped: Counter[str]) -> str:
     "--max-tokens",
     type=click.IntRange(1),
     default=None,
-    help="Keep the evidence within this many tokens, dropping the least relevant blocks first.",
+    help="Pack the evidence into this many tokens: every hit first (cut to its matched passage when "
+    "long), then the turns around the hits, best sessions first.",
 )
 @click.option("--trace", is_flag=True, help="Also show the rounds: keywords, dates, hits, time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the SearchResult as JSON (for scripts).")
 @click.pass_context
 def search(
     ctx: click.Context,
+    data: Path | None,
     question: str,
     user: str,
     now: str | None,
@@ -324,9 +412,17 @@ def search(
     """
     when: str | datetime = now if now is not None else datetime.now(UTC)
     planner = _agent(agent)
-    with _open(ctx, read_only=True) as mem:
+    with _open(ctx, data, read_only=True) as mem:
         result = mem.search(
             question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens
+        )
+        unknown_user = not result.evidence and mem.count(user) == 0
+        index = str(mem.path)
+    if unknown_user and not as_json:
+        err.print(
+            Text(
+                f"User {user!r} has no messages in {index}; `refind stats` lists the users it has.", "yellow"
+            )
         )
     if as_json:
         click.echo(result.model_dump_json(indent=2))
@@ -481,11 +577,12 @@ def _print_trace(result: refind.SearchResult) -> None:
 
 
 @main.command(context_settings=_CONTEXT)
+@_data_option
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
+def stats(ctx: click.Context, data: Path | None, as_json: bool) -> None:
     """Messages and users in the index, and messages per user (read-only)."""
-    with _open(ctx, read_only=True) as mem:
+    with _open(ctx, data, read_only=True) as mem:
         counts = mem.stats()
     if as_json:
         click.echo(counts.model_dump_json(indent=2))
@@ -502,12 +599,13 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 @main.command("delete-user", context_settings=_CONTEXT)
+@_data_option
 @click.argument("user")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
-def delete_user(ctx: click.Context, user: str, yes: bool) -> None:
+def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> None:
     """Delete every message of USER from the index (durably; it cannot be undone)."""
-    with _open(ctx, read_only=False) as mem:
+    with _open(ctx, data, read_only=False) as mem:
         n = mem.count(user)
         if n == 0:
             out.print(f"User {user!r} has no messages in {mem.path}; nothing to delete.")
@@ -524,6 +622,7 @@ def delete_user(ctx: click.Context, user: str, yes: bool) -> None:
 
 
 @main.command(context_settings=_CONTEXT)
+@_data_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0 picks a free port."
@@ -549,45 +648,69 @@ def delete_user(ctx: click.Context, user: str, yes: bool) -> None:
 )
 @click.option(
     "--retention-days",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
     default=None,
-    help="Delete messages older than this many days. Default: keep everything.",
+    help="Delete what was added more than this many days ago (messages with their requests' markers). "
+    "Default: keep everything.",
 )
-@click.option("--max-body-bytes", type=click.IntRange(1), default=None, help="Largest request body accepted.")
+@click.option(
+    "--retention-interval",
+    type=float,
+    default=3600.0,
+    show_default=True,
+    help="Seconds between retention sweeps (the first runs at startup).",
+)
+@click.option(
+    "--max-body-bytes",
+    type=int,
+    default=None,
+    help="Largest request body; bigger ones get 413. Default: 8388608 (8 MiB).",
+)
 @click.option(
     "--log-level",
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]),
     default="info",
     show_default=True,
+    help="Request bodies are never logged.",
 )
-@click.option("--threads", type=click.IntRange(1, 256), default=16, show_default=True, help="Worker threads.")
+@click.option("--threads", type=int, default=16, show_default=True, help="Thread pool for index calls.")
 @click.option(
     "--max-in-flight",
-    type=click.IntRange(1),
+    type=int,
     default=None,
-    help="Requests handled at once; more get 503 with Retry-After. Default: threads x 4.",
+    help="Requests served or queued at once; more get 503 with Retry-After. Default: threads x 4.",
 )
 @click.option("--no-access-log", is_flag=True, help="Do not log one line per request.")
+@click.option(
+    "--port-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the bound port here once listening (with --port 0).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
+    data: Path | None,
     host: str,
     port: int,
     auth: str,
     api_key: str | None,
     agent: str,
     retention_days: float | None,
+    retention_interval: float,
     max_body_bytes: int | None,
     log_level: str,
     threads: int,
     max_in_flight: int | None,
     no_access_log: bool,
+    port_file: Path | None,
 ) -> None:
     """Serve the index over HTTP: Add/Search, the Agent Memory Leaderboard contract.
 
-    Runs until Ctrl-C.
-    The service holds the index's write lock; `refind search` and `refind stats` still work beside it.
-    Needs the serve extra: pip install 'refind[serve]'.
+    Runs until Ctrl-C or SIGTERM (requests in flight finish, then the index is closed). The service
+    holds the index's write lock; `refind search` and `refind stats` still work beside it. Settings are
+    checked before anything starts; a bad one is a one-line error. `python -m refind.server` is the same
+    command. Needs the serve extra: pip install 'refind[serve]'.
     """
     try:
         from refind.server import serve as run_server
@@ -603,17 +726,18 @@ def serve(
         "auth": auth,
         "api_key": api_key,
         "retention_days": retention_days,
+        "retention_interval_s": retention_interval,
         "agent": agent,
         "log_level": log_level,
         "threads": threads,
+        "max_in_flight": max_in_flight,
         "access_log": not no_access_log,
+        "port_file": port_file,
     }
-    if max_in_flight is not None:
-        options["max_in_flight"] = max_in_flight
     if max_body_bytes is not None:
         options["max_body_bytes"] = max_body_bytes
     try:
-        run_server(_data_dir(ctx), **options)
+        run_server(_data_dir(ctx, data), **options)
     except KeyboardInterrupt:  # the service has shut down cleanly
         ctx.exit(EXIT_INTERRUPTED)
 
@@ -633,6 +757,7 @@ def _demo_data() -> Path:
 
 
 @main.command(context_settings=_CONTEXT)
+@_data_option
 @click.option(
     "--index",
     type=click.Path(file_okay=False, path_type=Path),
@@ -644,13 +769,15 @@ def _demo_data() -> Path:
 @click.option(
     "--max-tokens",
     type=click.IntRange(1),
-    default=600,
+    default=800,
     show_default=True,
-    help="Evidence budget per question (the least relevant blocks are dropped first).",
+    help="Evidence budget per question: hits first, then the turns around them, long turns cut.",
 )
 @click.option("--agent", type=click.Choice(_AGENTS), default="heuristic", show_default=True, help=_AGENT_HELP)
 @click.pass_context
-def demo(ctx: click.Context, index: Path | None, rebuild: bool, max_tokens: int, agent: str) -> None:
+def demo(
+    ctx: click.Context, data: Path | None, index: Path | None, rebuild: bool, max_tokens: int, agent: str
+) -> None:
     """Ask five questions of an example chat history and show how refind finds the answers.
 
     The history is examples/data/chat_history.jsonl: 16 chats between Maya and an assistant, January to
@@ -667,7 +794,7 @@ def demo(ctx: click.Context, index: Path | None, rebuild: bool, max_tokens: int,
     log_path = data_dir / spec["log"]
     user, now = spec["user_id"], spec["now"]
     planner = _agent(agent)
-    root = _data_dir(ctx)
+    root = _data_dir(ctx, data)
     temporary = index is None and root is None
     if index is not None:
         path = index

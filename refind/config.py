@@ -40,6 +40,8 @@ class Settings(BaseModel):
     | ``overfetch`` | ``REFIND_OVERFETCH`` | ``30`` messages fetched per round before fusion |
     | ``context_tokens`` | ``REFIND_CONTEXT_TOKENS`` | ``150``: a context turn (window, not a hit) is cut to this many tokens when rendered |
     | ``window_tokens`` | ``REFIND_WINDOW_TOKENS`` | ``150``: context kept on each side of a hit, in tokens (within ±window turns) |
+    | ``hit_tokens`` | ``REFIND_HIT_TOKENS`` | ``1000``: a hit longer than this is cut to the passage around the matched words when rendered |
+    | ``max_query_chars`` | ``REFIND_MAX_QUERY_CHARS`` | ``4000``: longest question (its options included) or keyword text a search accepts; longer is refused |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     """
 
@@ -62,6 +64,8 @@ class Settings(BaseModel):
     time_filters: bool = True
     context_tokens: int | None = Field(150, ge=1, le=100_000)
     window_tokens: int | None = Field(150, ge=0, le=1_000_000)
+    hit_tokens: int | None = Field(1000, ge=16, le=1_000_000)
+    max_query_chars: int = Field(4000, ge=16, le=1_000_000)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -84,6 +88,8 @@ class Settings(BaseModel):
             "time_filters": os.environ.get("REFIND_TIME_FILTERS"),
             "context_tokens": os.environ.get("REFIND_CONTEXT_TOKENS"),
             "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),
+            "hit_tokens": os.environ.get("REFIND_HIT_TOKENS"),
+            "max_query_chars": os.environ.get("REFIND_MAX_QUERY_CHARS"),
         }
         values: dict[str, object] = {k: v for k, v in env.items() if v}
         values.update({k: v for k, v in overrides.items() if v is not None})

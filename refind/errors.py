@@ -37,7 +37,12 @@ class RefindError(Exception):
 
 
 class InvalidInput(RefindError, ValueError):
-    """The caller passed something refind cannot accept; the message names the field."""
+    """The caller passed something refind cannot accept; the message names the field, and ``field`` holds
+    its name (or path, such as ``messages[0].timestamp``) when one field is at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class RequestConflict(InvalidInput):

@@ -195,7 +195,7 @@ def iter_jsonl(path: str | Path, skipped: Counter[str] | None = None) -> Iterato
     except OSError as exc:
         raise InvalidInput(f"{p}: {exc.strerror or exc}") from exc
     with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, line in _lines(fh, p):
             if not line.strip():
                 continue
             where = f"{p}:{lineno}"
@@ -220,6 +220,16 @@ def iter_jsonl(path: str | Path, skipped: Counter[str] | None = None) -> Iterato
         yield emit()
 
 
+def _lines(fh: Any, path: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file; a byte that is not UTF-8 is an InvalidInput naming the line."""
+    lineno = 0
+    try:
+        for lineno, line in enumerate(fh, 1):  # noqa: B007 (lineno is read after the loop on error)
+            yield lineno, line
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path}:{lineno + 1}: not UTF-8 text (a binary file?)") from None
+
+
 def detect_format(path: str | Path) -> Format:
     """Guess the format from the file name and first bytes (``.jsonl`` → jsonl; a JSON list whose first
     item has ``conversation`` → locomo, ``haystack_sessions`` → longmemeval)."""
@@ -227,8 +237,16 @@ def detect_format(path: str | Path) -> Format:
     if p.suffix == ".jsonl" or p.name.endswith(".jsonl.gz"):
         return "jsonl"
     opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        head = fh.read(200_000)
+    try:
+        with opener(p, "rt", encoding="utf-8") as fh:
+            head = fh.read(200_000)
+    except UnicodeDecodeError:
+        raise InvalidInput(
+            f"{p}: not UTF-8 text (a binary file?); refind imports LoCoMo or LongMemEval JSON (.json, "
+            ".json.gz) and JSONL chat logs"
+        ) from None
+    except OSError as exc:  # unreadable, or a .gz that is not gzip
+        raise InvalidInput(f"{p}: cannot be read ({exc})") from exc
     if '"haystack_sessions"' in head:
         return "longmemeval"
     if '"conversation"' in head:

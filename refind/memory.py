@@ -25,6 +25,7 @@ from refind.models import (
     SearchResult,
     SessionLog,
     StoreStats,
+    check_id,
     parse_messages,
     to_epoch_ms,
 )
@@ -37,28 +38,18 @@ __all__ = ["ImportResult", "Memory"]
 log = logging.getLogger(__name__)
 
 TimeLike = int | float | str | datetime | date
-_MAX_ID = 1000
 _SESSION_JOIN = "\n"  # as the store joins a session's messages into its document
 _IMPORT_CHUNK = 50_000  # messages per commit during a bulk import
 
 
-def _check_id(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name}: expected a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInput(f"{name}: must not be empty")
-    if len(value) > _MAX_ID:
-        raise InvalidInput(f"{name}: longer than {_MAX_ID} characters")
-    if "\x1f" in value or "\x00" in value:
-        raise InvalidInput(f"{name}: control characters \\x00 and \\x1f are not allowed")
-    return value
+_check_id = check_id
 
 
 def _bounded_int(name: str, value: int | None, default: int, lo: int, hi: int) -> int:
     if value is None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise InvalidInput(f"{name}: expected an integer between {lo} and {hi}")
+        raise InvalidInput(f"{name}: expected an integer between {lo} and {hi}", field=name)
     return value
 
 
@@ -68,7 +59,7 @@ def _time_arg(name: str, value: TimeLike | None) -> int | None:
     try:
         return to_epoch_ms(value)
     except ValueError as exc:
-        raise InvalidInput(f"{name}: {exc}") from exc
+        raise InvalidInput(f"{name}: {exc}", field=name) from exc
 
 
 class ImportResult(AddResult):
@@ -444,14 +435,17 @@ class Memory:
         total.users = len(users)
         return total
 
-    def delete_before(self, cutoff: TimeLike) -> int:
-        """Delete every message older than ``cutoff`` (epoch ms, ISO string or datetime), for all users:
-        the retention policy of ``refind serve --retention-days``. Durable on return; returns the count."""
+    def delete_added_before(self, cutoff: TimeLike) -> int:
+        """Retention: delete everything *added* (acknowledged) before ``cutoff`` (epoch ms, ISO string or
+        datetime), for all users: messages and the request markers of the adds that wrote them, in one
+        durable commit. The messages' own timestamps play no part, so imported or back-dated history is kept
+        as long as anything else. Messages replaced later count from their replacement. Returns how many
+        messages were removed (``refind serve --retention-days``)."""
         cutoff_ms = _time_arg("cutoff", cutoff)
         assert cutoff_ms is not None
         with self._lock:
             self._commit_now()
-            return self.store.delete_before(cutoff_ms)
+            return self.store.delete_added_before(cutoff_ms)
 
     def delete_user(self, user_id: str) -> int:
         """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
@@ -480,10 +474,9 @@ class Memory:
         inclusive; ``exclude`` lists message ids to skip. Filters apply before the top ``k``.
         """
         user_id = _check_id("user_id", user_id)
-        if not isinstance(text, str):
-            raise InvalidInput(f"text: expected a string, got {type(text).__name__}")
+        self._check_text("text", text)
         if not isinstance(k, int) or isinstance(k, bool) or k < 0 or k > 100_000:
-            raise InvalidInput("k: expected an integer between 0 and 100000")
+            raise InvalidInput("k: expected an integer between 0 and 100000", field="k")
         filters = Filters(
             time_from=_time_arg("date_from", date_from),
             time_to=_time_arg("date_to", date_to),
@@ -509,8 +502,7 @@ class Memory:
         expanded to ±``window`` turns (overlapping windows merged). Returns evidence blocks, best first.
         ``exclude`` skips message ids, ``exclude_sessions`` whole sessions (a caller-held read-set)."""
         user_id = _check_id("user_id", user_id)
-        if not isinstance(keywords, str):
-            raise InvalidInput(f"keywords: expected a string, got {type(keywords).__name__}")
+        self._check_text("keywords", keywords)
         s = self.settings
         top_k = _bounded_int("top_k", top_k, s.top_k, 1, 1000)
         window = _bounded_int("window", window, s.window, 0, 100)
@@ -529,8 +521,25 @@ class Memory:
             filters=filters,
             fusion=self._fusion(),
             overfetch=s.overfetch,
+            window_tokens=s.window_tokens,
+            context_tokens=s.context_tokens,
         )
         return blocks
+
+    def _check_text(self, name: str, text: object, extra: Sequence[str] = ()) -> None:
+        """A query text must be a string, and with ``extra`` (options) at most ``max_query_chars`` long:
+        the work a search does grows with its words, and no question needs more."""
+        if not isinstance(text, str):
+            raise InvalidInput(f"{name}: expected a string, got {type(text).__name__}", field=name)
+        limit = self.settings.max_query_chars
+        size = len(text) + sum(len(o) for o in extra)
+        if size > limit:
+            what = f"{name} and its options" if extra else name
+            raise InvalidInput(
+                f"{what}: {size} characters, more than the {limit} a search accepts (max_query_chars, "
+                "REFIND_MAX_QUERY_CHARS); ask a shorter question",
+                field=name,
+            )
 
     def search(
         self,
@@ -552,12 +561,13 @@ class Memory:
         evidence grouped by session in time order, trimmed to ``max_tokens`` when given, and a trace.
         """
         user_id = _check_id("user_id", user_id)
-        if not isinstance(question, str):
-            raise InvalidInput(f"question: expected a string, got {type(question).__name__}")
         if options is not None and (isinstance(options, str) or not all(isinstance(o, str) for o in options)):
-            raise InvalidInput("options: expected a list of strings")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise InvalidInput("max_tokens: expected a positive integer")
+            raise InvalidInput("options: expected a list of strings", field="options")
+        self._check_text("question", question, options or ())
+        if max_tokens is not None and (
+            not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+        ):
+            raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
         s = self.settings
         if agent is None:
             agent = HeuristicAgent(s.max_rounds, time_filters=s.time_filters)
@@ -596,6 +606,7 @@ class Memory:
             agent=agent,
             context_tokens=s.context_tokens,
             window_tokens=s.window_tokens,
+            hit_tokens=s.hit_tokens,
         )
 
     def _fusion(self) -> Fusion:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from dateutil import parser as _dateparser
@@ -21,55 +22,141 @@ __all__ = [
     "SessionLog",
     "StoreStats",
     "parse_messages",
+    "TIME_FORMS",
     "Turn",
+    "check_id",
+    "id_problem",
     "to_epoch_ms",
     "validation_message",
 ]
 
-# Epoch ms outside 1900..2200 is almost surely seconds or garbage: refuse it instead of guessing.
-_MIN_MS = -2_208_988_800_000
-_MAX_MS = 7_258_118_400_000
+# Epoch ms outside 1900..2200 is almost surely seconds or garbage: refuse it instead of guessing. The same
+# bounds hold for every spelling (numbers, digits, ISO 8601, chat-log dates, datetime objects).
+_MIN_MS = -2_208_988_800_000  # 1900-01-01T00:00:00Z
+_MAX_MS = 7_258_118_400_000  # 2200-01-01T00:00:00Z
+_MAX_TIME_TEXT = 64  # a date written out is short; longer text is not a timestamp
 _WEEKDAY = re.compile(r"\((mon|tue|wed|thu|fri|sat|sun)[a-z]*\)", re.IGNORECASE)
+_DIGITS = re.compile(r"[+-]?\d+")
+_FOUR_DIGITS = re.compile(r"(?<!\d)\d{4}(?!\d)")
+TIME_FORMS = (
+    "epoch milliseconds between 1900 and 2200 (a number, or its digits as text), ISO 8601 "
+    "('2024-05-08', '2024-05-08T14:30:00Z'), or a date as chat logs write it "
+    "('1:56 pm on 8 May, 2023', '2023/05/30 (Tue) 23:40', 'May 2023')"
+)
+"""What :func:`to_epoch_ms` accepts, for error messages."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+def _in_range(ms: int, value: object) -> int:
+    if not _MIN_MS <= ms < _MAX_MS:
+        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
+    return ms
 
 
 def to_epoch_ms(value: int | float | str | datetime | date) -> int:
-    """Normalize a timestamp to epoch milliseconds, UTC.
+    """Normalize a timestamp to epoch milliseconds, UTC. One rule for every spelling:
 
-    Accepts epoch ms (int/float), ``datetime``/``date`` (naive means UTC) and strings in ISO 8601 or the
-    spellings chat logs use ("1:56 pm on 8 May, 2023", "2023/05/30 (Tue) 23:40", "2024-01-01T12:00:00Z").
-    Raises ``ValueError`` with the offending value otherwise.
+    - a number: epoch **milliseconds** (a float is truncated); below 10^11 it looks like epoch seconds and is
+      refused; NaN and infinities are refused;
+    - a ``datetime`` (naive means UTC) or a ``date`` (its midnight, UTC);
+    - a string of at most 64 characters: digits only are epoch milliseconds as above; otherwise ISO 8601
+      ("2024-01-01", "2024-01-01T12:00:00Z") or a chat-log spelling with a four-digit year ("1:56 pm on 8
+      May, 2023", "2023/05/30 (Tue) 23:40", "May 2023"). The whole string must be the date: trailing
+      text, a sign before a date, or a date without a year is refused (nothing is guessed).
+
+    Every result lies in the years 1900-2199. Raises ``ValueError`` naming the value and the accepted forms.
     """
     if isinstance(value, bool):
-        raise ValueError("a timestamp cannot be a boolean")
+        raise ValueError(f"a timestamp cannot be a boolean; accepted: {TIME_FORMS}")
     if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{value} is not a finite number; accepted: {TIME_FORMS}")
         ms = int(value)
         if abs(ms) < 100_000_000_000:
             raise ValueError(
                 f"timestamp {value} looks like epoch seconds (before 1973 as milliseconds); pass milliseconds"
             )
-        if not _MIN_MS <= ms <= _MAX_MS:
-            raise ValueError(f"timestamp {value} is not epoch milliseconds between 1900 and 2200")
-        return ms
+        return _in_range(ms, value)
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
-        text = value.strip()
-        if not text:
-            raise ValueError("empty timestamp string")
-        if re.fullmatch(r"-?\d{9,14}", text):  # digits only: epoch ms as text
-            return to_epoch_ms(int(text))
-        cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
-        try:
-            dt = _dateparser.parse(cleaned, fuzzy=True, default=datetime(2000, 1, 1))
-        except (ValueError, OverflowError) as exc:
-            raise ValueError(f"unrecognized timestamp {value!r}") from exc
+        dt = _parse_time_text(value)
     else:
-        raise ValueError(f"unsupported timestamp type {type(value).__name__}")
+        raise ValueError(f"unsupported timestamp type {type(value).__name__}; accepted: {TIME_FORMS}")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    if not 1900 <= dt.year <= 2199 or not 1900 <= dt.astimezone(UTC).year <= 2199:
+        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
+    return _in_range(int(dt.timestamp() * 1000), value)
+
+
+def _parse_time_text(value: str) -> datetime:
+    text = value.strip()
+    if not text:
+        raise ValueError(f"empty timestamp string; accepted: {TIME_FORMS}")
+    if len(text) > _MAX_TIME_TEXT:
+        raise ValueError(f"a timestamp string is at most {_MAX_TIME_TEXT} characters; accepted: {TIME_FORMS}")
+    if _DIGITS.fullmatch(text):  # digits only: epoch ms as text
+        ms = to_epoch_ms(int(text))
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    if text[0] in "+-" or not any(1900 <= int(y) <= 2199 for y in _FOUR_DIGITS.findall(text)):
+        raise ValueError(
+            f"{_shown(value)} is not a date with a year from 1900 to 2199; accepted: {TIME_FORMS}"
+        )
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
+    try:
+        return _dateparser.parse(cleaned, fuzzy=False, default=datetime(2000, 1, 1))
+    except (ValueError, OverflowError):
+        raise ValueError(f"{_shown(value)} is not a timestamp; accepted: {TIME_FORMS}") from None
+
+
+MAX_ID = 1000
+"""Longest user, session, request or message id (characters)."""
+# C0 controls, DEL, C1 controls, line/paragraph separators, bidirectional controls, the byte-order mark and
+# lone surrogates: invisible or reordering characters that make one id look like another in logs and UIs.
+_ID_FORBIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def id_problem(value: object) -> str | None:
+    """Why ``value`` cannot be an id (a user, session, request or message id), or None when it can.
+
+    An id is a non-blank string of at most 1,000 characters without control characters (C0, DEL, C1),
+    line or paragraph separators (U+2028, U+2029), bidirectional controls (U+061C, U+200E, U+200F,
+    U+202A-U+202E, U+2066-U+2069), a byte-order mark (U+FEFF) or lone surrogates. Other characters,
+    emoji and zero-width joiners among them, are fine."""
+    if not isinstance(value, str):
+        return f"expected a string, got {type(value).__name__}"
+    if not value.strip():
+        return "must not be empty or blank"
+    if len(value) > MAX_ID:
+        return f"longer than {MAX_ID} characters"
+    bad = _ID_FORBIDDEN.search(value)
+    if bad is not None:
+        return (
+            f"contains the character U+{ord(bad.group()):04X}; ids may not hold control characters (C0, "
+            "DEL, C1), line or paragraph separators, bidirectional controls or a byte-order mark"
+        )
+    return None
+
+
+def check_id(name: str, value: object) -> str:
+    """``value`` when it is a valid id (see :func:`id_problem`), else :class:`InvalidInput` naming ``name``."""
+    problem = id_problem(value)
+    if problem is not None:
+        raise InvalidInput(f"{name}: {problem}", field=name)
+    return value  # type: ignore[return-value]
 
 
 class Message(BaseModel):
@@ -97,6 +184,15 @@ class Message(BaseModel):
         if value is None:
             return None
         return to_epoch_ms(value)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | None) -> str | None:
+        if value is not None:
+            problem = id_problem(value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("content")
     @classmethod
@@ -179,24 +275,36 @@ def validation_message(exc: ValidationError, prefix: str = "") -> str:
         loc = prefix
         for item in err["loc"]:
             loc += f"[{item}]" if isinstance(item, int) else (f".{item}" if loc else str(item))
-        parts.append(f"{loc or 'value'}: {err['msg']}")
+        parts.append(f"{loc or 'value'}: {str(err['msg']).removeprefix('Value error, ')}")
     return "; ".join(parts)
+
+
+def _first_field(exc: ValidationError, prefix: str = "") -> str | None:
+    errors = exc.errors()
+    if not errors:
+        return None
+    loc = prefix
+    for item in errors[0]["loc"]:
+        loc += f"[{item}]" if isinstance(item, int) else (f".{item}" if loc else str(item))
+    return loc or None
 
 
 def parse_messages(messages: Any) -> list[Message]:
     """Validate a list of messages (dicts or Message), raising InvalidInput that names the bad field."""
     if isinstance(messages, str | bytes) or not hasattr(messages, "__iter__"):
-        raise InvalidInput("messages: expected a list of messages")
+        raise InvalidInput("messages: expected a list of messages", field="messages")
     out: list[Message] = []
     for i, raw in enumerate(messages):
         try:
             out.append(Message.parse(raw))
         except ValidationError as exc:
-            raise InvalidInput(validation_message(exc, prefix=f"messages[{i}]")) from exc
+            raise InvalidInput(
+                validation_message(exc, prefix=f"messages[{i}]"), field=_first_field(exc, f"messages[{i}]")
+            ) from exc
         except ValueError as exc:  # dict() of something odd
-            raise InvalidInput(f"messages[{i}]: {exc}") from exc
+            raise InvalidInput(f"messages[{i}]: {exc}", field=f"messages[{i}]") from exc
     if not out:
-        raise InvalidInput("messages: at least one message is required")
+        raise InvalidInput("messages: at least one message is required", field="messages")
     return out
 
 
@@ -217,7 +325,8 @@ class Evidence(BaseModel):
     """Consecutive turns of one session found by a search: the hits and the turns around them.
 
     ``id`` is stable for the same span (``session#first-last``); ``score`` is the best fused score of its
-    hits (higher is more relevant); ``rounds`` lists the search rounds (1-based) that found it.
+    hits (higher is more relevant); ``rounds`` lists the search rounds (1-based) that found it; ``terms``
+    are the analyzed query terms of those rounds (a long hit is cut to the passage around them).
     """
 
     id: str
@@ -228,6 +337,7 @@ class Evidence(BaseModel):
     score: float = 0.0
     rounds: list[int] = Field(default_factory=list)
     noted: bool = False
+    terms: list[str] = Field(default_factory=list)
 
     @property
     def first_turn(self) -> int:
@@ -262,7 +372,9 @@ class SearchResult(BaseModel):
     """The evidence for one question: blocks grouped by session, sessions in time order, turns in order.
 
     ``by_relevance()`` gives the blocks best first; ``to_text(max_tokens)`` renders them for a prompt,
-    dropping the least relevant blocks first when over budget. ``trace`` records every round.
+    packed for the budget (hits first, then context nearest them, long turns cut to the passage that
+    matched; see :mod:`refind.render`); ``packed(max_tokens)`` is the same packing as a result, and
+    ``render_block`` renders one block as ``to_text`` does. ``trace`` records every round.
     """
 
     question: str
@@ -272,10 +384,11 @@ class SearchResult(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
+    hit_tokens: int | None = 1000
 
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""
-        from refind.evidence import by_relevance
+        from refind.render import by_relevance
 
         return by_relevance(self.evidence)
 
@@ -283,12 +396,30 @@ class SearchResult(BaseModel):
         """Session ids, most relevant first (each session ranked by its best block)."""
         return list(dict.fromkeys(e.session_id for e in self.by_relevance()))
 
-    def to_text(self, max_tokens: int | None = None) -> str:
-        """Evidence rendered for a prompt (context turns cut to ``context_tokens``); see
-        :func:`refind.evidence.render`."""
-        from refind.evidence import render
+    def packed(self, max_tokens: int) -> SearchResult:
+        """This result with its evidence packed for ``max_tokens`` (what ``to_text(max_tokens)`` shows)."""
+        from refind.render import pack
 
-        return render(self.evidence, max_tokens=max_tokens, context_tokens=self.context_tokens)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
+        blocks = pack(
+            self.evidence, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
+        )
+        return self.model_copy(update={"evidence": blocks})
+
+    def to_text(self, max_tokens: int | None = None) -> str:
+        """The evidence rendered for a prompt, packed for ``max_tokens`` when given (see
+        :func:`refind.render.render`)."""
+        from refind.render import render
+
+        evidence = self.packed(max_tokens).evidence if max_tokens is not None else self.evidence
+        return render(evidence, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
+
+    def render_block(self, block: Evidence) -> str:
+        """One block as ``to_text`` renders it (header, speakers, hits marked ``*``, long turns cut)."""
+        from refind.render import render_block
+
+        return render_block(block, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
 
     @property
     def tokens(self) -> int:

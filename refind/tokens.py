@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENCODING", "count_tokens", "tokenizer_name", "truncate_to_tokens"]
+__all__ = ["ENCODING", "count_tokens", "slice_tokens", "tokenizer_name", "truncate_to_tokens"]
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +79,26 @@ def truncate_to_tokens(text: str, max_tokens: int) -> str:
     if encoder is None:
         return text[: max(0, max_tokens * 4 - 1)] + "…"
     return encoder.decode(encoder.encode_ordinary(text)[: max(0, max_tokens - 1)]) + "…"
+
+
+def slice_tokens(text: str, max_tokens: int, center: float = 0.0) -> tuple[str, bool, bool]:
+    """A passage of at most ``max_tokens`` tokens of ``text`` around the relative position ``center``
+    (0 the start, 1 the end): ``(passage, cut at the start, cut at the end)``. A multi-byte character split
+    by the cut is dropped, never mangled."""
+    max_tokens = max(max_tokens, 1)
+    encoder = _encoder()
+    if encoder is None:
+        n = max_tokens * 4
+        if len(text) <= n:
+            return text, False, False
+        mid = int(center * len(text))
+        lo = max(0, min(mid - n // 2, len(text) - n))
+        return text[lo : lo + n], lo > 0, lo + n < len(text)
+    tokens = encoder.encode_ordinary(text)
+    if len(tokens) <= max_tokens:
+        return text, False, False
+    mid = int(center * len(tokens))
+    lo = max(0, min(mid - max_tokens // 2, len(tokens) - max_tokens))
+    hi = lo + max_tokens
+    piece = encoder.decode_bytes(tokens[lo:hi]).decode("utf-8", errors="ignore")
+    return piece, lo > 0, hi < len(tokens)

@@ -75,6 +75,7 @@ def search_body(query: str, user: str, top_k: int = 10, **extra: Any) -> dict[st
 
 
 def count(c: httpx.Client) -> int:
-    r = c.get("/health")
+    """Messages stored (``GET /v1/stats``, with the client's key)."""
+    r = c.get("/v1/stats")
     assert r.status_code == 200, r.text
     return int(r.json()["messages"])

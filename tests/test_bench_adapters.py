@@ -101,8 +101,6 @@ def test_refind_is_skipped_until_memory_has_search() -> None:
 
 def test_refind_adapter_returns_memory_search_blocks_by_relevance() -> None:
     """The adapter is a thin wrapper: its items are SearchResult.by_relevance(), rendered by refind."""
-    from refind.evidence import render_block
-
     assert registry.unavailable("refind") is None
     adapter = registry.create("refind")
     state = adapter.init(SESSIONS, AdapterConfig("x", 5, turn_level=True))
@@ -116,7 +114,7 @@ def test_refind_adapter_returns_memory_search_blocks_by_relevance() -> None:
     assert items and len(items) == len(blocks)
     assert [i.session_id for i in items] == [b.session_id for b in blocks]
     assert [i.turn_ids for i in items] == [tuple(t.id for t in b.turns) for b in blocks]
-    assert items[0].text == render_block(blocks[0], context_tokens=expected.context_tokens)
+    assert items[0].text == expected.render_block(blocks[0])
     assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
 
 

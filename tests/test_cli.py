@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -407,3 +409,92 @@ def test_the_cli_module_only_uses_public_names() -> None:
         "from refind.server import",
     )
     assert ours and all(line.startswith(allowed) for line in ours), ours
+
+
+# ---------------------------------------------------------------------------------------------- newcomers
+
+
+def test_data_is_accepted_after_any_subcommand(tmp_path: Path) -> None:
+    data = str(tmp_path / "index")
+    assert run("import", str(HISTORY), "--quiet", "--data", data).exit_code == 0
+    stats = json.loads(run("stats", "--json", "--data", data).stdout)
+    assert stats["messages"] == N_MESSAGES
+    found = run("search", "Sabai Sabai", "--user", "maya", "--json", "--data", data)
+    assert refind.SearchResult.model_validate_json(found.stdout).evidence
+    # the subcommand's --data wins over the global one
+    assert (
+        json.loads(run("--data", str(tmp_path / "other"), "stats", "--json", "--data", data).stdout)[
+            "messages"
+        ]
+        == N_MESSAGES
+    )
+    for command in ("serve", "import", "search", "stats", "delete-user", "demo"):
+        assert "--data" in run(command, "--help").stdout, command
+
+
+def test_python_m_refind_server_is_refind_serve(child_env: dict[str, str]) -> None:
+    module = subprocess.run(
+        [sys.executable, "-m", "refind.server", "--help"], env=child_env, capture_output=True, text=True
+    )
+    command = run("serve", "--help")
+    assert module.returncode == 0 and command.exit_code == 0
+    options = lambda text: sorted(set(re.findall(r"(--[a-z][a-z-]+)", text)))  # noqa: E731
+    assert options(module.stdout) == options(command.stdout)
+    assert "--retention-interval" in options(module.stdout) and "--port-file" in options(module.stdout)
+
+
+def test_search_says_when_the_user_has_no_messages(index: Path) -> None:
+    result = run("--data", str(index), "search", "anything", "--user", "nobody-at-all")
+    assert result.exit_code == 0
+    assert "'nobody-at-all' has no messages" in result.stderr and "refind stats" in result.stderr
+
+
+def test_import_beside_a_server_says_to_stop_it_or_use_add(tmp_path: Path) -> None:
+    path = tmp_path / "index"
+    with refind.Memory(path):  # holds the write lock, as `refind serve` does
+        result = run("--data", str(path), "import", str(HISTORY), "--quiet")
+    assert result.exit_code == EXIT_ERROR
+    assert_one_line_error(result.stderr, "stop the server", "/add")
+    assert "read-only" not in result.stderr
+
+
+def test_a_binary_file_is_a_one_line_error_not_a_bug(tmp_path: Path) -> None:
+    for name in ("blob.bin", "blob.jsonl", "blob.json.gz"):
+        blob = tmp_path / name
+        blob.write_bytes(bytes(range(256)) * 40)
+        result = run("--data", str(tmp_path / "index"), "import", str(blob))
+        assert result.exit_code == EXIT_ERROR, (name, result.output)
+        assert "bug" not in result.stderr
+
+
+def test_ctrl_c_during_an_import_saves_what_was_read_and_says_so(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    big = tmp_path / "big.jsonl"
+    with big.open("w") as fh:
+        for s in range(20_000):
+            for t in range(10):
+                line = {
+                    "user_id": f"u{s % 7}",
+                    "session_id": f"s{s}",
+                    "role": "user",
+                    "content": f"note {s} {t} about kayaks",
+                }
+                fh.write(json.dumps(line) + "\n")
+    index = tmp_path / "index"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "refind.cli", "--data", str(index), "import", str(big), "--json"],
+        env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (index / "write.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    summary = json.loads(out)
+    assert summary["interrupted"] is True and 0 < summary["added"] < 200_000
+    assert "Traceback" not in err and "Aborted" not in err
+    with refind.Memory(index, read_only=True) as m:  # everything the summary counts is saved
+        assert m.count() == summary["added"]

@@ -94,3 +94,53 @@ def test_message_model_accepts_objects_and_dicts(mem: refind.Memory) -> None:
     res = mem.add("u", "s", [m, {"role": "user", "content": "there", "unknown_field": 1}])
     assert res.added == 2
     assert [h.speaker for h in mem.session("u", "s")] == ["Bot", None]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["9999-12-31", "0001-01-01", "-5000-01-01", "1e12", "2024-01-01 <any text>", "8 May", "12", "10:00",
+     "2024-01-01 " + "x" * 100, 10**16, -(10**15), float("nan"), float("inf"), datetime(2300, 1, 1),
+     datetime(1800, 1, 1)],
+)  # fmt: skip
+def test_one_rule_refuses_out_of_range_and_trailing_text(value: object) -> None:
+    with pytest.raises(ValueError, match="1900|seconds|finite|64 characters"):
+        to_epoch_ms(value)  # type: ignore[arg-type]
+
+
+def test_out_of_range_times_are_invalid_input_naming_the_field(mem: refind.Memory) -> None:
+    mem.add("u", "s", [{"role": "user", "content": "last month ts test"}])
+    for now in ("9999-12-31T23:59:59Z", "0001-01-01", "-5000-01-01"):
+        with pytest.raises(refind.InvalidInput, match="now") as info:
+            mem.search("last month ts test", "u", now=now)
+        assert info.value.field == "now"
+    with pytest.raises(refind.InvalidInput) as info:
+        mem.add("u", "s", [{"role": "user", "content": "x", "timestamp": "9999-12-31"}])
+    assert info.value.field == "messages[0].timestamp"
+    with pytest.raises(refind.InvalidInput, match="session_time"):
+        mem.add("u", "s", [{"role": "user", "content": "x"}], session_time="2024-01-01 and more text")
+
+
+@pytest.mark.parametrize("bad", ["a\x01", "a\x7f", "\x9fa", "a\u2028", "a\u202e", "\ufeffa", "a\tb"])
+def test_ids_with_control_or_bidi_characters_are_refused(mem: refind.Memory, bad: str) -> None:
+    for args in ((bad, "s"), ("u", bad)):
+        with pytest.raises(refind.InvalidInput, match="control"):
+            mem.add(*args, [{"role": "user", "content": "x"}])
+    with pytest.raises(refind.InvalidInput, match="control"):
+        mem.add("u", "s", [{"role": "user", "content": "x"}], request_id=bad)
+    with pytest.raises(refind.InvalidInput, match=r"messages\[0\]\.id"):
+        mem.add("u", "s", [{"role": "user", "content": "x", "id": bad}])
+    with pytest.raises(refind.InvalidInput, match="user_id"):
+        mem.search("x", bad)
+    assert mem.count() == 0
+
+
+def test_queries_over_the_cap_are_refused(mem: refind.Memory) -> None:
+    limit = mem.settings.max_query_chars
+    mem.search("w " * (limit // 2), "u")
+    with pytest.raises(refind.InvalidInput, match="max_query_chars") as info:
+        mem.search("w " * (limit // 2 + 1), "u")
+    assert info.value.field == "question"
+    with pytest.raises(refind.InvalidInput, match="options"):
+        mem.search("q", "u", options=["o" * limit])
+    with pytest.raises(refind.InvalidInput, match="keywords"):
+        mem.keyword_search("w " * limit, "u")

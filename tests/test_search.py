@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import refind
-from refind.evidence import order_evidence, render
 from refind.io import iter_locomo
 from refind.models import Hit
+from refind.render import order_evidence, render
 from refind.search import Fusion, SearchSession, fuse
 
 USER = "conv-26"
@@ -138,24 +138,43 @@ def test_search_returns_evidence_in_session_and_time_order(locomo: refind.Memory
     assert len(ids) == len(set(ids))
 
 
-def test_to_text_respects_the_budget_and_drops_least_relevant_first(locomo: refind.Memory) -> None:
+def test_to_text_packs_hits_first_then_the_nearest_context(locomo: refind.Memory) -> None:
+    from refind.tokens import count_tokens
+
     result = locomo.search("camping with the kids and roasting marshmallows", USER, top_k=8)
     full = result.to_text()
     assert "[session " in full and "* " in full
-    best = result.by_relevance()[0]
-    from refind.tokens import count_tokens
-
-    budget = count_tokens(full) // 2
-    trimmed = result.to_text(max_tokens=budget)
-    assert count_tokens(trimmed) <= budget
-    assert best.turns[0].content in trimmed
-    worst = result.by_relevance()[-1]
-    assert worst.turns[0].content not in trimmed or worst.turns[0].content in render([best])
-    capped = locomo.search(
-        "camping with the kids and roasting marshmallows", USER, top_k=8, max_tokens=budget
-    )
-    assert count_tokens(capped.to_text()) <= budget
-    assert len(capped.evidence) < len(result.evidence)
+    tier = {sid: i // 5 for i, sid in enumerate(result.sessions())}  # five sessions a tier (PACK_TIER)
+    for budget in (count_tokens(full) // 2, count_tokens(full) // 5, 120):
+        packed = result.packed(budget)
+        text = result.to_text(max_tokens=budget)
+        assert text == packed.to_text() and count_tokens(text) <= budget
+        assert packed.evidence == order_evidence(packed.evidence)  # still by session and time
+        shown = {t.id: t for b in packed.evidence for t in b.turns}
+        assert shown, "something fits, so something is shown"
+        context_tiers = [tier[b.session_id] for b in packed.evidence for t in b.turns if not t.matched]
+        if context_tiers:  # context only takes tokens no hit of its tier (or a better one) could use
+            only_hits = [
+                b.model_copy(update={"turns": [t for t in b.turns if t.matched]})
+                for b in packed.evidence
+                if any(t.matched for t in b.turns)
+            ]
+            left = budget - count_tokens(render(only_hits))
+            for b in result.evidence:
+                if tier[b.session_id] > max(context_tiers):
+                    continue
+                for t in b.turns:
+                    if t.matched and t.id not in shown:
+                        header = count_tokens(f"[session {b.session_id} | {b.session_date_text}]")
+                        least = header + count_tokens(f"* {t.speaker}: ") + min(24, count_tokens(t.content))
+                        assert least > left, (t.id, least, left)
+        for b in packed.evidence:  # context grows out of a hit: every run holds one
+            assert any(t.matched for t in b.turns)
+        # the search packs the same way for the same budget
+        capped = locomo.search(
+            "camping with the kids and roasting marshmallows", USER, top_k=8, max_tokens=budget
+        )
+        assert capped.to_text() == text
 
 
 def test_session_dates_render_at_the_source_granularity(locomo: refind.Memory) -> None:

@@ -48,12 +48,12 @@ def _items(r: httpx.Response) -> list[dict]:
 # ---------------------------------------------------------------------------------------------- health
 
 
-def test_health_is_unauthenticated_small_json(c: httpx.Client) -> None:
+def test_health_is_unauthenticated_small_json_and_says_nothing_of_the_data(c: httpx.Client) -> None:
     r = c.get("/health")
     assert r.status_code == 200
-    body = r.json()
-    assert body["status"] == "ok" and isinstance(body["messages"], int)
-    assert body["version"] == refind.__version__
+    assert r.json() == {"status": "ok", "version": refind.__version__}
+    stats = c.get("/v1/stats")  # the count lives behind the key (auth tests check the 401)
+    assert stats.status_code == 200 and isinstance(stats.json()["messages"], int)
 
 
 def test_openapi_lists_every_endpoint(c: httpx.Client) -> None:
@@ -65,6 +65,7 @@ def test_openapi_lists_every_endpoint(c: httpx.Client) -> None:
         "/v1/memories/search",
         "/v1/users/{user_id}",
         "/v1/memories/delete",
+        "/v1/stats",
         "/health",
     } <= set(schema["paths"])
     add = schema["components"]["schemas"]["AddRequest"]
@@ -80,7 +81,7 @@ def test_openapi_lists_every_endpoint(c: httpx.Client) -> None:
 def test_add_echoes_the_three_ids_exactly(c: httpx.Client, path: str) -> None:
     ids = {
         "request_id": f'eval:run_abc123:locomo_refined:conv-0:chunk-0 {path} ü 🙂 "q" \\ ',
-        "user_id": " eval:run_abc123:locomo:conv-0 Ωmega\t",
+        "user_id": " eval:run_abc123:locomo:conv-0 Ωmega ",
         "session_id": "eval:run_abc123:sample:0/x?y#z",
     }
     raw = json.dumps({**ids, "messages": [{"role": "user", "content": "memory text"}]}, ensure_ascii=False)
@@ -271,9 +272,12 @@ def test_users_are_isolated_under_adversarial_queries(c: httpx.Client) -> None:
         for path in SEARCH_PATHS:
             items = _items(c.post(path, json=search_body(query, "attacker", top_k=100)))
             assert all("4417" not in i["content"] for i in items), query
-    for other in ["victim ", " victim", "VICTIM", "victim*", "*", "victim\t"]:
+    for other in ["victim ", " victim", "VICTIM", "victim*", "*"]:
         items = _items(c.post("/search", json=search_body("zanzibar vault", other, top_k=100)))
         assert items == [], repr(other)
+    for other in ["victim\t", "victim\u202e", "\ufeffvictim"]:  # refused outright, never a near match
+        r = c.post("/search", json=search_body("zanzibar vault", other, top_k=100))
+        assert r.status_code == 422 and "4417" not in r.text, repr(other)
     found = _items(c.post("/search", json=search_body("zanzibar vault", "victim")))
     assert any("4417" in i["content"] for i in found)
 
@@ -324,10 +328,13 @@ def test_add_field_errors_are_422_with_structured_details(c: httpx.Client, body:
     for path in ADD_PATHS:
         r = c.post(path, json=body)
         assert r.status_code == 422, r.text
-        details = r.json()["detail"]
-        assert isinstance(details, list) and details
-        assert any(field in [str(p) for p in d["loc"]] for d in details), details
-        assert all(set(d) == {"loc", "msg", "type"} for d in details)
+        detail = r.json()["detail"]
+        assert field in detail["reason"], detail  # one line, like every other error of the API
+        errors = detail["errors"]
+        assert isinstance(errors, list) and errors
+        assert any(field in [str(p) for p in d["loc"]] for d in errors), errors
+        assert all(set(d) == {"field", "loc", "msg", "type"} for d in errors)
+        assert not any(m in r.text for m in ("function-after", "functools", "0x7f", "union", "[str]")), r.text
 
 
 SEARCH_INVALID = [
@@ -351,7 +358,10 @@ def test_search_field_errors_are_422_with_structured_details(c: httpx.Client, bo
     for path in SEARCH_PATHS:
         r = c.post(path, json=body)
         assert r.status_code == 422, r.text
-        assert any(field in [str(p) for p in d["loc"]] for d in r.json()["detail"])
+        detail = r.json()["detail"]
+        assert field in detail["reason"]
+        assert any(field in [str(p) for p in d["loc"]] for d in detail["errors"])
+        assert not any(m in r.text for m in ("function-after", "functools", "0x7f", "union")), r.text
 
 
 @pytest.mark.parametrize(
@@ -410,7 +420,7 @@ def test_locked_index_is_a_one_line_startup_error(srv: SpawnedServer, tmp_path: 
     done = _run_server(tmp_path, "--data", str(srv.data_dir))
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "locked" in lines[0] and lines[0].startswith("refind serve:")
+    assert len(lines) == 1 and "locked" in lines[0] and lines[0].startswith("Error: ")
 
 
 def test_bad_settings_are_one_line_startup_errors(tmp_path: Path) -> None:
@@ -419,25 +429,6 @@ def test_bad_settings_are_one_line_startup_errors(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     done = _run_server(tmp_path, "--data", str(tmp_path / "i"), "--threads", "0")
     assert done.returncode == 1 and "threads" in done.stderr
-
-
-def test_retention_deletes_old_messages_in_the_background(tmp_path: Path) -> None:
-    now = int(time.time() * 1000)
-    with (
-        running(tmp_path, "--retention-days", "30", "--retention-interval", "0.2") as server,
-        client(server) as http,
-    ):
-        old = add_body("old", "ret-user", "s1", ["an old memory of lighthouses"], ts=now - 40 * 86_400_000)
-        new = add_body("new", "ret-user", "s2", ["a fresh memory of lighthouses"], ts=now - 20 * 86_400_000)
-        assert http.post("/add", json=old).status_code == 200
-        assert http.post("/add", json=new).status_code == 200
-        deadline = time.monotonic() + 20
-        while count(http) > 1 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert count(http) == 1
-        items = _items(http.post("/search", json=search_body("memory of lighthouses", "ret-user")))
-        assert [i["content"].splitlines()[-1] for i in items] == ["* user: a fresh memory of lighthouses"]
-    assert "retention: removed 1 messages older than 30.0 days" in server.log()
 
 
 def test_llm_agent_plans_the_search_rounds(tmp_path: Path) -> None:

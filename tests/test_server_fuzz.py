@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.server_helpers import T0, client, running
+from refind.models import id_problem
+from tests.server_helpers import T0, client, count, running
 
 FUZZ = settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
@@ -25,7 +26,26 @@ scalars = (
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(max_size=20)
-    | st.sampled_from(["", " ", "\x00", "\ud800", "a\udfffb", "*:*", "user_id:other", "🙂", "\u200b"])
+    | st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "\ud800",
+            "a\udfffb",
+            "*:*",
+            "user_id:other",
+            "🙂",
+            "\u200b",
+            "a\x01b",
+            "a\x7fb",
+            "a\x85b",
+            "a\u2028b",
+            "a\u202eb",
+            "\ufeffa",
+            "n" * 40_000,
+        ]
+    )
 )
 json_values = st.recursive(
     scalars,
@@ -45,7 +65,24 @@ good_times = st.integers(min_value=T0 - 10**12, max_value=T0 + 10**12) | st.samp
     ["2024-01-01T00:00:00Z", "1:56 pm on 8 May, 2023", "May 2023"]
 )
 bad_times = (
-    st.integers() | st.floats() | st.sampled_from(["yesterday?", "1704067200", "", "\x00"]) | json_values
+    st.integers()
+    | st.floats()
+    | st.sampled_from(
+        [
+            "yesterday?",
+            "1704067200",
+            "",
+            "\x00",
+            "9999-12-31T23:59:59Z",
+            "0001-01-01",
+            "-5000-01-01",
+            "1e12",
+            "9999-12-31",
+            "2024-01-01 " + "x" * 100_000,
+            "8 May",
+        ]
+    )
+    | json_values
 )
 valid_message = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.text(min_size=1, max_size=40) | valid_parts},
@@ -57,9 +94,11 @@ valid_add = st.fixed_dictionaries(
     optional={"metadata": json_values, "async_mode": json_values},
 )  # fmt: skip
 valid_search = st.fixed_dictionaries(
-    {"query": st.text(min_size=1, max_size=40) | valid_parts, "user_id": st.sampled_from(["fuzz", "other"]) | text_ids,
+    {"query": st.text(min_size=1, max_size=40) | valid_parts | st.just("word " * 1000),
+     "user_id": st.sampled_from(["fuzz", "other"]) | text_ids,
      "top_k": st.integers(min_value=1, max_value=1000)},
-    optional={"options": st.lists(st.text(max_size=10), max_size=3), "now": good_times, "filters": json_values},
+    optional={"options": st.lists(st.text(max_size=10), max_size=3), "now": good_times, "filters": json_values,
+              "max_tokens": st.integers(min_value=-5, max_value=5000)},
 )  # fmt: skip
 DELETE = object()
 
@@ -148,10 +187,10 @@ def test_fuzzed_raw_bytes_never_5xx(http: httpx.Client, raw: bytes) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(
     texts=st.lists(st.text(min_size=1, max_size=60).filter(str.strip), min_size=1, max_size=5),
-    user=st.text(min_size=1, max_size=20).filter(lambda u: u.strip() and "\x00" not in u and "\x1f" not in u),
+    user=st.text(min_size=1, max_size=20).filter(lambda u: id_problem(u) is None),
 )
 def test_any_valid_add_is_stored_and_echoed(http: httpx.Client, texts: list[str], user: str) -> None:
-    before = http.get("/health").json()["messages"]
+    before = count(http)
     body = {
         "request_id": f"valid-{before}",
         "user_id": user,
@@ -161,6 +200,6 @@ def test_any_valid_add_is_stored_and_echoed(http: httpx.Client, texts: list[str]
     r = _post(http, "/add", body)
     assert r.status_code == 200, r.text
     assert r.json() == {"success": True, "request_id": body["request_id"], "user_id": user, "session_id": "s"}
-    assert http.get("/health").json()["messages"] == before + len(texts)
+    assert count(http) == before + len(texts)
     r = _post(http, "/search", {"query": texts[0], "user_id": user, "top_k": 5})
     assert r.status_code == 200 and len(r.json()["data"]) <= 5

@@ -41,7 +41,7 @@ def test_add_is_durable_across_reopen(tmp_path: Path) -> None:
         assert hits[0].timestamp == T0 and hits[0].role == "user"
         assert m.count("alice") == 2 and m.count() == 2
     meta = (path / "refind.json").read_text()
-    assert '"format": 1' in meta and "porterStem" in meta
+    assert '"format": 2' in meta and "porterStem" in meta
 
 
 def test_add_is_visible_to_the_next_search_without_reopen(mem: refind.Memory) -> None:
@@ -292,7 +292,7 @@ def test_read_only_on_missing_index_and_foreign_directories(tmp_path: Path) -> N
     path = tmp_path / "idx"
     refind.Memory(path).close()
     meta = path / "refind.json"
-    meta.write_text(meta.read_text().replace('"format": 1', '"format": 99'))
+    meta.write_text(meta.read_text().replace('"format": 2', '"format": 99'))
     with pytest.raises(refind.IndexFormatError, match="re-import"):
         refind.Memory(path)
 
@@ -333,31 +333,6 @@ def test_bm25_parameters_are_settings(tmp_path: Path) -> None:
     assert scores[(1.2, 0.75)] != scores[(0.9, 0.4)]
     with pytest.raises(refind.InvalidInput, match="bm25_b"):
         refind.Memory(tmp_path / "bad", bm25_b=3.0)
-
-
-def test_delete_before_removes_old_messages_and_keeps_sessions_consistent(tmp_path: Path) -> None:
-    with refind.Memory(tmp_path / "idx") as m:
-        m.add("a", "old", msgs("ancient kayak story", "more ancient words", ts=T0))
-        m.add(
-            "a",
-            "mixed",
-            [
-                {"role": "user", "content": "old canoe note", "timestamp": T0},
-                {"role": "user", "content": "new canoe note", "timestamp": T0 + 10 * DAY},
-            ],
-        )
-        m.add("b", "new", msgs("fresh kayak story", ts=T0 + 10 * DAY))
-        assert m.delete_before(T0 + DAY) == 3
-        assert m.count() == 2 and m.count("a") == 1
-        assert m.query("a", "ancient") == [] and m.session("a", "old") == []
-        assert [h.content for h in m.session("a", "mixed")] == ["new canoe note"]
-        # session documents follow: the emptied session is gone, the mixed one holds only what remains
-        assert [sid for sid, _ in m.store.query_sessions("a", "canoe")] == ["mixed"]
-        assert m.store.query_sessions("a", "ancient") == []
-        assert m.store.query_sessions("a", "old") == []
-        assert m.delete_before("2000-01-01") == 0
-    with refind.Memory(tmp_path / "idx") as m:  # durable
-        assert m.count() == 2
 
 
 def test_session_documents_follow_appends_replacements_and_deletes(mem: refind.Memory) -> None:

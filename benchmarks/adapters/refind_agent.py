@@ -8,7 +8,7 @@ one-line reason. Everything that touches that API is in :meth:`RefindAdapter._se
 :func:`_items`, so it is a small change when the API settles.
 
 Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
-blocks); each is rendered exactly as refind renders it for a prompt (``refind.evidence.render_block``:
+blocks); each is rendered exactly as refind renders it for a prompt (``SearchResult.render_block``:
 session header with its date, speaker-prefixed turns, context turns cut to ``context_tokens``).
 """
 
@@ -22,7 +22,6 @@ from typing import Any
 from benchmarks.adapters.base import AdapterConfig, RankedItem
 from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
-from refind.evidence import render_block
 
 __all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
 
@@ -45,7 +44,7 @@ def _items(result: Any) -> list[RankedItem]:
         RankedItem(
             session_id=str(b.session_id),
             score=float(getattr(b, "score", 0.0) or 0.0),
-            text=render_block(b, context_tokens=result.context_tokens),
+            text=result.render_block(b),
             turn_ids=tuple(str(t.id) for t in b.turns if getattr(t, "id", None) is not None),
         )
         for b in blocks

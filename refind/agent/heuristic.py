@@ -22,6 +22,8 @@ from refind.timeparse import parse_time_range, strip_time_expressions
 
 __all__ = ["HeuristicAgent"]
 
+_MAX_WORDS = 64  # as many as the store keeps of a query
+
 
 class HeuristicAgent:
     """Offline planner. ``max_rounds`` bounds the searches; ``time_filters=False`` skips the time round
@@ -65,7 +67,10 @@ class HeuristicAgent:
             rounds.append(
                 _Round(label, " ".join(words) or None, time_range.start, time_range.end, self.time_weight)
             )
-        counts = session.store.term_counts(session.user_id, " ".join(words)) if len(words) > 1 else {}
+        # term statistics for the first _MAX_WORDS keywords: a long question costs what a long query does
+        counts = (
+            session.store.term_counts(session.user_id, " ".join(words[:_MAX_WORDS])) if len(words) > 1 else {}
+        )
         present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
         if len(present) > 1:
             rounds.append(_Round("rarer terms", " ".join(present[: (len(present) + 1) // 2]), weight=0.0))

@@ -20,8 +20,8 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from refind.errors import InvalidInput
-from refind.evidence import render_block
 from refind.models import Evidence, SearchResult, Turn, to_epoch_ms
+from refind.render import render_block
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens, truncate_to_tokens
 

@@ -143,7 +143,10 @@ def search_round(
     r2_order, orders = session_ranking(store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered))
     selected = fuse(unread, fusion, r2_order)[:top_k]
     matched = {h.id for h, _ in selected}  # the hits this round chose; other turns are context
-    blocks = build_blocks(store, user_id, selected, window, matched, round_no, window_tokens, context_tokens)
+    terms = list(dict.fromkeys(store.analyze(keywords)))
+    blocks = build_blocks(
+        store, user_id, selected, window, matched, round_no, window_tokens, context_tokens, terms=terms
+    )
     return blocks, unread, orders
 
 
@@ -156,9 +159,12 @@ def build_blocks(
     round_no: int,
     window_tokens: int | None = None,
     context_tokens: int | None = None,
+    *,
+    terms: Sequence[str] = (),
 ) -> list[Evidence]:
     """Expand scored hits to ±window turns, merge overlapping windows, fetch them in one query, and
-    return the blocks best first (turns whose id is in ``matched`` are flagged).
+    return the blocks best first (turns whose id is in ``matched`` are flagged; ``terms``, the round's
+    analyzed query terms, go with each block so a long hit can be cut to the passage around them).
 
     ``window_tokens`` bounds the context on each side of a hit: walking away from it, context turns are
     kept while their tokens (each counted at most ``context_tokens``, as rendered) add up to no more than
@@ -190,6 +196,7 @@ def build_blocks(
                     ],
                     score=score,
                     rounds=[round_no],
+                    terms=list(terms),
                 )
             )
     blocks.sort(key=lambda b: -b.score)

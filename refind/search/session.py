@@ -6,8 +6,8 @@ import time
 from collections.abc import Iterable
 from typing import Literal
 
-from refind.evidence import fit_blocks, merge_blocks, order_evidence, render
-from refind.models import Evidence, Hit, RoundTrace, SearchResult
+from refind.models import Evidence, Hit, RoundTrace, SearchResult, Turn
+from refind.render import order_evidence, pack, render
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Store
 from refind.tokens import count_tokens
@@ -40,6 +40,7 @@ class SearchSession:
         agent: str = "heuristic",
         context_tokens: int | None = 150,
         window_tokens: int | None = None,
+        hit_tokens: int | None = 1000,
     ) -> None:
         self.store = store
         self.user_id = user_id
@@ -53,6 +54,8 @@ class SearchSession:
         self.agent = agent
         self.context_tokens = context_tokens
         self.window_tokens = window_tokens
+        self.hit_tokens = hit_tokens
+        self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
         self.blocks: list[Evidence] = []
@@ -110,6 +113,8 @@ class SearchSession:
         )
         for h in hits:
             self.best_hit.setdefault(h.session_id, h)
+        for block in found:
+            self.terms.extend(t for t in block.terms if t not in self.terms)
         for order in orders:
             self._credit(order, weight)
         new = self._absorb(found)
@@ -174,7 +179,11 @@ class SearchSession:
                 hits=hits,
                 new_evidence=len(new),
                 new_turns=sum(1 for b in new for t in b.turns if t.id not in self._seen_before),
-                tokens=count_tokens(render(new, context_tokens=self.context_tokens)) if new else 0,
+                tokens=count_tokens(
+                    render(new, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
+                )
+                if new
+                else 0,
                 ms=round((time.perf_counter() - t0) * 1000, 3),
                 note=note,
             )
@@ -247,6 +256,7 @@ class SearchSession:
             0,
             self.window_tokens,
             self.context_tokens,
+            terms=self.terms,
         )
         new = self._absorb(found)
         self._record(
@@ -256,7 +266,8 @@ class SearchSession:
 
     def result(self, max_tokens: int | None = None) -> SearchResult:
         """The evidence in session and time order (noted blocks if any were noted, else all, after
-        :meth:`complete`), trimmed to ``max_tokens`` by dropping the least relevant blocks."""
+        :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.render.pack`: what
+        ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
         noted = [b for b in self.blocks if b.noted]
         if not noted:
             self.complete()
@@ -268,7 +279,7 @@ class SearchSession:
             for b in (noted or self.blocks)
         ]
         if max_tokens is not None:
-            blocks = fit_blocks(blocks, max_tokens, context_tokens=self.context_tokens)
+            blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
         return SearchResult(
             question=self.question,
             user_id=self.user_id,
@@ -277,6 +288,7 @@ class SearchSession:
             evidence=order_evidence(blocks),
             trace=list(self.trace),
             context_tokens=self.context_tokens,
+            hit_tokens=self.hit_tokens,
         )
 
 
@@ -287,3 +299,25 @@ def _parse_block_id(block_id: str) -> tuple[str, int, int] | None:
     if not sep or not dash or not lo.isdigit() or not hi.isdigit():
         return None
     return sid, int(lo), int(hi)
+
+
+def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
+    """One block for two overlapping or adjacent blocks of the same session."""
+    turns: dict[int, Turn] = {t.turn: t for t in a.turns}
+    for t in b.turns:
+        if t.turn in turns:
+            turns[t.turn] = turns[t.turn].model_copy(update={"matched": turns[t.turn].matched or t.matched})
+        else:
+            turns[t.turn] = t
+    ordered = [turns[k] for k in sorted(turns)]
+    return Evidence(
+        id=f"{a.session_id}#{ordered[0].turn}-{ordered[-1].turn}",
+        session_id=a.session_id,
+        session_date=min(a.session_date, b.session_date),
+        session_date_text=a.session_date_text if a.session_date <= b.session_date else b.session_date_text,
+        turns=ordered,
+        score=max(a.score, b.score),
+        rounds=sorted(set(a.rounds) | set(b.rounds)),
+        noted=a.noted or b.noted,
+        terms=list(dict.fromkeys([*a.terms, *b.terms])),
+    )

@@ -27,7 +27,6 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import refind
-from refind.evidence import render_block
 from refind.server._config import ServerConfig
 from refind.server._guard import Guard
 from refind.server._models import (
@@ -40,6 +39,7 @@ from refind.server._models import (
     SearchItem,
     SearchRequest,
     SearchResponse,
+    StatsResponse,
     content_text,
     query_text,
 )
@@ -52,18 +52,64 @@ _DAY_MS = 86_400_000
 _ERROR = {"description": '``{"detail": {"reason": ...}}``'}
 
 
-def _reason(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": {"reason": reason}}, status_code=status, headers=headers)
+def _reason(
+    status: int,
+    reason: str,
+    headers: dict[str, str] | None = None,
+    errors: list[dict[str, Any]] | None = None,
+) -> JSONResponse:
+    detail: dict[str, Any] = {"reason": reason}
+    if errors is not None:
+        detail["errors"] = errors
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    """``("body", "messages", 0, "name")`` -> ``messages[0].name``."""
+    out = ""
+    for item in loc:
+        if item == "body" and not out:
+            continue
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def _json_content(request: Request) -> bool:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return not kind or kind == "application/json" or kind.endswith("+json")
+
+
+def _validation_errors(request: Request, exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+    """One line naming every bad field, and the structured list (field, loc, msg, type); never the input
+    (it may be large or secret) and never pydantic's internals."""
+    errors: list[dict[str, Any]] = []
+    for e in exc.errors():
+        loc = list(e.get("loc", ()))
+        if loc and loc[0] == "body":
+            loc = loc[1:]
+        kind = str(e.get("type", ""))
+        msg = str(e.get("msg", "")).removeprefix("Value error, ")
+        if kind == "json_invalid":
+            ctx = e.get("ctx") or {}
+            where = f" at character {loc[0]}" if loc and isinstance(loc[0], int) else ""
+            msg = f"the body is not valid JSON ({ctx.get('error', msg)}{where})"
+            loc = []
+        elif not loc and kind in {"model_attributes_type", "dict_type"}:
+            msg = "the body must be a JSON object"
+            if not _json_content(request):
+                got = request.headers.get("content-type", "")
+                msg += (
+                    f", sent with 'Content-Type: application/json' (this request said {got!r}; "
+                    "with curl, add -H 'content-type: application/json')"
+                )
+        errors.append({"field": _field(loc) or "body", "loc": loc, "msg": msg, "type": kind})
+    reason = "; ".join(f"{e['field']}: {e['msg']}" for e in errors) or "invalid request"
+    return reason, errors
 
 
 def _iso(ms: int) -> str:
     dt = datetime.fromtimestamp(ms / 1000, UTC)
     return dt.isoformat(timespec="milliseconds" if ms % 1000 else "seconds").replace("+00:00", "Z")
-
-
-def _render(block: refind.Evidence, result: refind.SearchResult) -> str:
-    """The block as refind renders it for a prompt (``SearchResult.to_text``'s settings)."""
-    return render_block(block, context_tokens=result.context_tokens)
 
 
 def _message(m: InputMessage) -> dict[str, Any]:
@@ -76,29 +122,33 @@ def _message(m: InputMessage) -> dict[str, Any]:
 
 
 class _Retention(threading.Thread):
-    """Deletes messages older than ``days`` now and then every ``interval`` seconds, until stopped."""
+    """Deletes what was added more than ``days`` ago, now and then every ``interval`` seconds, until
+    stopped (messages together with their requests' markers: :meth:`refind.Memory.delete_added_before`)."""
 
-    def __init__(self, delete_before: Callable[[int], Any], days: float, interval: float) -> None:
+    def __init__(self, delete_added_before: Callable[[int], Any], days: float, interval: float) -> None:
         super().__init__(name="refind-retention", daemon=True)
-        self._delete_before = delete_before
+        self._sweep = delete_added_before  # (names clear of threading.Thread's own _stop, _delete, ...)
         self._days = days
         self._interval = interval
-        self._stop = threading.Event()
+        # not "_stop": threading.Thread has a method of that name, which join() calls
+        self._halt = threading.Event()
 
     def run(self) -> None:
         while True:
             cutoff = int(time.time() * 1000 - self._days * _DAY_MS)
             try:
-                removed = self._delete_before(cutoff)
+                removed = self._sweep(cutoff)
                 level = logging.INFO if removed else logging.DEBUG
-                log.log(level, "retention: removed %s messages older than %s days", removed, self._days)
+                log.log(
+                    level, "retention: removed %s messages added more than %s days ago", removed, self._days
+                )
             except Exception as exc:  # keep serving; the next sweep tries again
                 log.error("retention sweep failed: %s", type(exc).__name__)
-            if self._stop.wait(self._interval):
+            if self._halt.wait(self._interval):
                 return
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=30)
 
 
@@ -133,9 +183,9 @@ class _Runtime:
 
 
 def _check_retention(memory_type: type, config: ServerConfig) -> None:
-    if config.retention_days is not None and getattr(memory_type, "delete_before", None) is None:
+    if config.retention_days is not None and getattr(memory_type, "delete_added_before", None) is None:
         raise refind.SetupError(
-            "retention (--retention-days) needs Memory.delete_before(epoch_ms), which this refind "
+            "retention (--retention-days) needs Memory.delete_added_before(epoch_ms), which this refind "
             f"version ({refind.__version__}) lacks; run without --retention-days and delete users "
             "with DELETE /v1/users/{user_id}"
         )
@@ -184,9 +234,9 @@ def build_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = config.threads
         mem = runtime.open()  # on the event loop thread, before any request: the JVM starts here
-        delete_before = getattr(mem, "delete_before", None)
-        if config.retention_days is not None and delete_before is not None:
-            runtime.retention = _Retention(delete_before, config.retention_days, config.retention_interval_s)
+        sweep = getattr(mem, "delete_added_before", None)
+        if config.retention_days is not None and sweep is not None:
+            runtime.retention = _Retention(sweep, config.retention_days, config.retention_interval_s)
             runtime.retention.start()
         where = str(mem.path) if mem.path is not None else ":memory:"
         log.info(
@@ -222,12 +272,9 @@ def build_app(
 
     @app.exception_handler(RequestValidationError)
     async def _invalid_body(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # loc/msg/type only: "input" would echo the request body back (and into proxies' logs)
-        details = [
-            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
-            for e in exc.errors()
-        ]
-        return JSONResponse({"detail": details}, status_code=422)
+        # field/loc/msg/type only: "input" would echo the request body back (and into proxies' logs)
+        reason, errors = _validation_errors(request, exc)
+        return _reason(422, reason, errors=errors)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -241,7 +288,11 @@ def build_app(
 
     @app.exception_handler(refind.InvalidInput)
     async def _bad_input(request: Request, exc: refind.InvalidInput) -> JSONResponse:
-        return _reason(422, str(exc))
+        field = getattr(exc, "field", None)
+        msg = str(exc)
+        if field and msg.startswith(field + ": "):
+            msg = msg[len(field) + 2 :]
+        return _reason(422, str(exc), errors=[{"field": field or "body", "msg": msg, "type": "invalid"}])
 
     retry = {"Retry-After": str(config.retry_after_s)}
 
@@ -275,19 +326,35 @@ def build_app(
 
     def search(body: SearchRequest) -> SearchResponse:
         """Evidence for ``query`` from ``user_id``'s memory: at most ``top_k`` blocks of consecutive
-        turns, most relevant first, each rendered with its session date and speakers."""
+        turns, most relevant first, each rendered with its session date and speakers (long turns cut to
+        the passage that matched). With ``max_tokens``, the evidence is packed for that budget exactly as
+        ``SearchResult.to_text(max_tokens)`` packs it."""
+        memory = runtime.get()
         text = query_text(body.query)
+        limit = memory.settings.max_query_chars
+        size = len(text) + sum(len(o) for o in body.options or ())
+        if size > limit:
+            raise refind.InvalidInput(
+                f"query: {size} characters (options included), more than the {limit} a search accepts; "
+                "send a shorter question",
+                field="query",
+            )
         if not text.strip() and not body.options:
             return SearchResponse(data=[])
-        result = runtime.get().search(
-            text, body.user_id, now=body.now, agent=runtime.agent, options=body.options or None
+        result = memory.search(
+            text,
+            body.user_id,
+            now=body.now,
+            agent=runtime.agent,
+            options=body.options or None,
+            max_tokens=body.max_tokens,
         )
         blocks = result.by_relevance()[: body.top_k]
         return SearchResponse(
             data=[
                 SearchItem(
                     id=b.id,
-                    content=_render(b, result),
+                    content=result.render_block(b),
                     score=b.score,
                     created_at=_iso(b.turns[0].timestamp),
                 )
@@ -304,8 +371,13 @@ def build_app(
         return delete_user(body.user_id)
 
     def health() -> HealthResponse:
-        """Unauthenticated liveness and message count."""
-        return HealthResponse(status="ok", messages=runtime.get().count(), version=refind.__version__)
+        """Unauthenticated liveness: says nothing about what is stored."""
+        runtime.get()
+        return HealthResponse(status="ok", version=refind.__version__)
+
+    def stats() -> StatsResponse:
+        """How many messages the index holds (all users); needs the key."""
+        return StatsResponse(messages=runtime.get().count())
 
     routes: list[tuple[str, Callable[..., Any], str, str, str]] = [
         ("/add", add, "POST", "add", "memory"),
@@ -314,6 +386,7 @@ def build_app(
         ("/v1/memories/search", search, "POST", "search_v1", "memory"),
         ("/v1/users/{user_id:path}", delete_user, "DELETE", "delete_user", "retention"),
         ("/v1/memories/delete", delete_memories, "POST", "delete_memories", "retention"),
+        ("/v1/stats", stats, "GET", "stats", "health"),
     ]
     for route, endpoint, method, operation, tag in routes:
         app.add_api_route(

@@ -1,16 +1,25 @@
 """Request and response bodies of the Add/Search contract (docs: ../shared/docs/aml-contract.md).
 
+Every field is validated here, at the boundary, with the same rules as :class:`refind.Memory` (ids:
+:func:`refind.models.id_problem`, timestamps: :func:`refind.models.to_epoch_ms`), so a bad value is a 422
+that names the field as the client sent it (``messages[0].name``, not the library's ``speaker``). Fields
+that take several JSON types (``content``, ``query``, ``timestamp``, ``now``) are validated by one
+function each, so an error names the field, never pydantic's union branches.
+
 Unknown fields are accepted and ignored. Strings must be valid Unicode (a lone surrogate escaped in the
-JSON is refused with 422, since it could be neither stored nor echoed). Two optional refind extensions,
-never sent by the leaderboard: a message's ``name`` (the speaker, as in OpenAI's message format) and
-Search's ``now`` (the question's date, for relative time cues).
+JSON is refused with 422, since it could be neither stored nor echoed). Optional refind extensions, never
+sent by the leaderboard: a message's ``name`` (the speaker, as in OpenAI's message format), Search's ``now``
+(the question's date, for relative time cues) and ``max_tokens`` (pack the evidence for that budget).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, field_validator
+
+from refind.models import MAX_ID, id_problem, to_epoch_ms
 
 __all__ = [
     "AddRequest",
@@ -23,14 +32,17 @@ __all__ = [
     "SearchItem",
     "SearchRequest",
     "SearchResponse",
+    "StatsResponse",
     "content_text",
     "query_text",
 ]
 
-_MAX_ID = 1000  # as refind.Memory
 _IMAGE_TYPES = {"image_url", "image", "input_image"}
 EMPTY_MARKER = "[empty]"
 IMAGE_MARKER = "[image]"
+MAX_NAME = 256  # as refind.Message.speaker
+MAX_ROLE = 64  # as refind.Message.role
+MAX_OPTIONS = 32
 
 
 def _unicode(value: str) -> str:
@@ -41,9 +53,30 @@ def _unicode(value: str) -> str:
     return value
 
 
+def _id(value: str) -> str:
+    problem = id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _time(value: Any) -> Any:
+    """A timestamp as the client sent it (kept, so a date written as text is shown as written), once
+    :func:`refind.models.to_epoch_ms` accepts it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected Unix epoch milliseconds or a date string, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("expected a finite number of epoch milliseconds")
+    if isinstance(value, str):
+        _unicode(value)
+    to_epoch_ms(value)  # ValueError names the accepted forms
+    return value
+
+
 Text = Annotated[str, AfterValidator(_unicode)]
-Id = Annotated[str, Field(min_length=1, max_length=_MAX_ID), AfterValidator(_unicode)]
-FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID), AfterValidator(_unicode), AfterValidator(_id)]
 
 
 class _Body(BaseModel):
@@ -58,16 +91,49 @@ class ContentPart(_Body):
     text: Text | None = None
 
 
-Content = Annotated[Text, Field(min_length=1)] | Annotated[list[ContentPart | Text], Field(min_length=1)]
+def _content(value: Any, *, what: str = "content") -> str | list[ContentPart | str]:
+    """A string, or a non-empty list of content parts (objects with a ``type``) and strings."""
+    if isinstance(value, str):
+        if not value:
+            raise ValueError(f"{what} must not be empty")
+        return _unicode(value)
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{what} must not be an empty list")
+        parts: list[ContentPart | str] = []
+        for i, part in enumerate(value):
+            if isinstance(part, str):
+                parts.append(_unicode(part))
+            elif isinstance(part, dict):
+                kind, text = part.get("type"), part.get("text")
+                if not isinstance(kind, str) or not 1 <= len(kind) <= 64:
+                    raise ValueError(f"part {i}: 'type' must be a string of 1 to 64 characters")
+                if text is not None and not isinstance(text, str):
+                    raise ValueError(f"part {i}: 'text' must be a string")
+                parts.append(ContentPart(type=_unicode(kind), text=_unicode(text) if text else text))
+            else:
+                raise ValueError(f"part {i}: expected a string or an object with a 'type'")
+        return parts
+    raise ValueError(f"expected a non-empty string or a list of content parts, got {type(value).__name__}")
 
 
 class InputMessage(_Body):
-    role: Annotated[Text, Field(min_length=1)]
-    content: Content
-    timestamp: StrictInt | FiniteFloat | Text | None = Field(
-        None, description="Unix epoch milliseconds (ISO 8601 text is accepted too)"
+    role: Annotated[Text, Field(min_length=1, max_length=MAX_ROLE)]
+    content: Any = Field(..., description="a non-empty string, or a list of content parts")
+    timestamp: Any = Field(None, description="Unix epoch milliseconds (ISO 8601 text is accepted too)")
+    name: Annotated[Text, Field(max_length=MAX_NAME)] | None = Field(
+        None, description="refind extension: the speaker's name"
     )
-    name: Text | None = Field(None, description="refind extension: the speaker's name")
+
+    @field_validator("content")
+    @classmethod
+    def _check_content(cls, value: Any) -> Any:
+        return _content(value)
+
+    @field_validator("timestamp")
+    @classmethod
+    def _check_timestamp(cls, value: Any) -> Any:
+        return _time(value)
 
 
 class AddRequest(_Body):
@@ -85,13 +151,27 @@ class AddResponse(BaseModel):
 
 
 class SearchRequest(_Body):
-    query: Content
-    options: list[Text] | None = None
+    query: Any = Field(..., description="the question: a non-empty string, or a list of content parts")
+    options: Annotated[list[Text], Field(max_length=MAX_OPTIONS)] | None = None
     user_id: Id
-    top_k: StrictInt = Field(ge=1, le=1000)
-    now: StrictInt | Text | None = Field(
+    top_k: Annotated[StrictInt, Field(ge=1, le=1000)]
+    now: Any = Field(
         None, description="refind extension: the question's date (Unix ms or ISO 8601); default: now"
     )
+    max_tokens: Annotated[StrictInt, Field(ge=1, le=1_000_000)] | None = Field(
+        None,
+        description="refind extension: pack the evidence for this many tokens, as SearchResult.to_text does",
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _check_query(cls, value: Any) -> Any:
+        return _content(value, what="query")
+
+    @field_validator("now")
+    @classmethod
+    def _check_now(cls, value: Any) -> Any:
+        return _time(value)
 
 
 class SearchItem(BaseModel):
@@ -117,8 +197,11 @@ class DeleteResponse(BaseModel):
 
 class HealthResponse(BaseModel):
     status: str
-    messages: int
     version: str
+
+
+class StatsResponse(BaseModel):
+    messages: int
 
 
 def _part_text(part: ContentPart | str, *, markers: bool) -> str:

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -37,13 +38,14 @@ __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: messages and request markers record when they were added ("added")
+_READABLE_FORMATS = (1, 2)  # format 1 lacks "added": upgraded in place on the first writable open
 ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 _ANALYZER_FILTERS = ("cjkWidth", "lowercase", "cjkBigram", "englishPossessive", "stop", "porterStem")
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
 _SEP = "\x1f"  # joins user id and message id into the per-index unique key
-_MAX_TERMS = 512  # distinct query terms kept (Lucene's clause limit is 1024)
+_MAX_TERMS = 64  # distinct query terms kept: a question has a few dozen; more only cost time
 _KIND_MESSAGE = "m"
 _KIND_REQUEST = "r"
 _KIND_SESSION = "s"
@@ -85,6 +87,7 @@ class _J:
         self.SortFieldType = c("org.apache.lucene.search.SortField$Type")
         self.Document = c("org.apache.lucene.document.Document")
         self.FieldStore = c("org.apache.lucene.document.Field$Store")
+        self.FieldExistsQuery = c("org.apache.lucene.search.FieldExistsQuery")
         self.StringField = c("org.apache.lucene.document.StringField")
         self.TextField = c("org.apache.lucene.document.TextField")
         self.StoredField = c("org.apache.lucene.document.StoredField")
@@ -130,6 +133,9 @@ class _MessageDoc:
         self.turn_dv = j.NumericDocValuesField("turn", 0)
         self.ts_pt = j.LongPoint("ts", 0)
         self.ts_dv = j.NumericDocValuesField("ts", 0)
+        # when the message was written (epoch ms): retention sweeps by it, never by the message's own time
+        self.added_pt = j.LongPoint("added", 0)
+        self.added_dv = j.NumericDocValuesField("added", 0)
         self.role = j.StringField("role", "", yes)
         self.speaker = j.StringField("speaker", "", yes)
         self.contents = j.TextField("contents", "", no)
@@ -143,15 +149,16 @@ class _MessageDoc:
         self._role: str | None = ""
         self._speaker: str | None = ""
         self._ts: int | None = 0
+        self._added: int | None = 0
         self.doc = j.Document()
         for field in (
             self.key, self.kind, self.id, self.id_dv, self.user, self.session, self.session_dv,
-            self.turn_pt, self.turn_dv, self.ts_pt, self.ts_dv,
+            self.turn_pt, self.turn_dv, self.ts_pt, self.ts_dv, self.added_pt, self.added_dv,
             self.role, self.speaker, self.contents, self.raw, self.meta,
         ):  # fmt: skip
             self.doc.add(field)
 
-    def fill(self, r: Record) -> None:
+    def fill(self, r: Record, added: int) -> None:
         # A reused field keeps its value between documents: skip the JNI call when it did not change
         # (user, session, role, speaker and time repeat across the turns of a session).
         self.key.setStringValue(r.user_id + _SEP + r.id)
@@ -170,6 +177,10 @@ class _MessageDoc:
             self._ts = r.timestamp
             self.ts_pt.setLongValue(r.timestamp)
             self.ts_dv.setLongValue(r.timestamp)
+        if added != self._added:
+            self._added = added
+            self.added_pt.setLongValue(added)
+            self.added_dv.setLongValue(added)
         if r.role != self._role:
             self._role = r.role
             self.role.setStringValue(r.role)
@@ -280,6 +291,8 @@ class LuceneStore:
         self._read_lock = threading.RLock()
         self._commit_lock = threading.Lock()
         self._writer: Any = None
+        self._meta: dict[str, Any] | None = None
+        self._legacy_added: int | None = None  # when a format-1 index was upgraded (its messages' "added")
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
         self._j = j = _J()
         self._analyzer = _build_analyzer(j)
@@ -336,28 +349,51 @@ class LuceneStore:
             raise IndexFormatError(
                 f"{meta_path} is unreadable ({exc}); restore it or use a new directory"
             ) from exc
-        if meta.get("format") != FORMAT_VERSION or meta.get("analyzer") != ANALYZER_NAME:
+        if meta.get("format") not in _READABLE_FORMATS or meta.get("analyzer") != ANALYZER_NAME:
             raise IndexFormatError(
                 f"index at {self.path} has format {meta.get('format')} / analyzer {meta.get('analyzer')!r}; "
-                f"this refind reads format {FORMAT_VERSION} / {ANALYZER_NAME!r}: re-import the data into a new "
-                "directory"
+                f"this refind reads formats {', '.join(map(str, _READABLE_FORMATS))} / {ANALYZER_NAME!r}: "
+                "use the refind version that wrote it, or re-import the data into a new directory"
             )
+        self._meta = meta
+        legacy = meta.get("legacy_added_ms")
+        self._legacy_added = int(legacy) if isinstance(legacy, int) else None
 
     def _write_meta(self) -> None:
+        """Record the index's format (new index), or upgrade a format-1 index in place: its messages did
+        not record when they were added, so they count as added now (retention keeps them that long)."""
         if self.path is None:
             return
-        meta = {
-            "format": FORMAT_VERSION,
-            "refind_version": __version__,
-            "lucene_version": str(self._j.LuceneVersion.LATEST.toString()),
-            "analyzer": ANALYZER_NAME,
-            "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
-        }
         meta_path = self.path / _META_FILE
-        if not meta_path.exists():
-            tmp = meta_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(meta, indent=2) + "\n")
-            os.replace(tmp, meta_path)
+        if self._meta is not None and self._meta.get("format") == FORMAT_VERSION:
+            return
+        if self._meta is None:
+            meta: dict[str, Any] = {
+                "format": FORMAT_VERSION,
+                "refind_version": __version__,
+                "lucene_version": str(self._j.LuceneVersion.LATEST.toString()),
+                "analyzer": ANALYZER_NAME,
+                "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
+            }
+        else:
+            self._legacy_added = int(time.time() * 1000)
+            meta = {
+                **self._meta,
+                "format": FORMAT_VERSION,
+                "upgraded_from": self._meta.get("format"),
+                "legacy_added_ms": self._legacy_added,
+                "refind_version": __version__,
+            }
+            log.info(
+                "upgraded the index at %s from format %s to %s",
+                self.path,
+                meta["upgraded_from"],
+                FORMAT_VERSION,
+            )
+        tmp = meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+        os.replace(tmp, meta_path)
+        self._meta = meta
 
     def _open_writer(self) -> Any:
         j = self._j
@@ -435,9 +471,10 @@ class LuceneStore:
         texts: dict[tuple[str, str], list[str]] = {}
         with self._write_lock, self._java_errors("write"):
             writer = self._writer
+            added = int(time.time() * 1000)  # one ingestion time for the whole write (and its marker)
             for records in batches:
                 for r in records:
-                    doc.fill(r)
+                    doc.fill(r, added)
                     if r.replace:
                         writer.updateDocument(j.Term("key", r.user_id + _SEP + r.id), doc.doc)
                     else:
@@ -460,7 +497,7 @@ class LuceneStore:
                     text = _SESSION_JOIN.join(parts)
                 self._write_session_doc(user_id, session_id, text, update=how != "new")
             if marker is not None:
-                self._write_marker(*marker)
+                self._write_marker(*marker, added=added)
             if commit:
                 with self._commit_lock:
                     writer.commit()
@@ -534,13 +571,15 @@ class LuceneStore:
             stored = searcher.storedFields()
             return [(str(stored.document(sd.doc).get("s_session")), float(sd.score)) for sd in top.scoreDocs]
 
-    def _write_marker(self, user_id: str, request_id: str, payload: str) -> None:
+    def _write_marker(self, user_id: str, request_id: str, payload: str, *, added: int) -> None:
         j = self._j
         key = _SEP + "request" + _SEP + user_id + _SEP + request_id
         d = j.Document()
         d.add(j.StringField("key", key, j.FieldStore.NO))
         d.add(j.StringField("kind", _KIND_REQUEST, j.FieldStore.NO))
         d.add(j.StringField("req_user", user_id, j.FieldStore.NO))
+        d.add(j.LongPoint("added", added))
+        d.add(j.NumericDocValuesField("added", added))
         d.add(j.StoredField("raw", payload, signature="(Ljava/lang/String;Ljava/lang/String;)V"))
         self._writer.updateDocument(j.Term("key", key), d)
 
@@ -570,27 +609,43 @@ class LuceneStore:
                 self._manager.maybeRefreshBlocking()
         return before
 
-    def delete_before(self, cutoff_ms: int) -> int:
-        """Delete every message (of every user) whose time is before ``cutoff_ms``; the session documents
-        of the sessions touched are rebuilt from what remains (or removed). Returns messages removed."""
+    def delete_added_before(self, cutoff_ms: int) -> int:
+        """Retention: delete every message and request marker (of every user) that was *added* before
+        ``cutoff_ms``, in one commit, so a request's marker never outlives its messages (a retried request
+        then writes again). Messages written by a format-1 index, which did not record when, count as added
+        when that index was upgraded. The session documents of the sessions touched are rebuilt from what
+        remains (or removed). Returns the number of messages removed."""
         self._check_writable()
         j = self._j
-        filt = self._occur[2]
+        must, should, filt, must_not = self._occur
         with self._write_lock, self._read_lock, self._java_errors("delete"):
-            b = j.BooleanQueryBuilder()
-            b.add(j.TermQuery(j.Term("kind", _KIND_MESSAGE)), filt)
-            b.add(j.LongPoint.newRangeQuery("ts", -(2**63), int(cutoff_ms) - 1), filt)
-            old = b.build()
+            old = j.BooleanQueryBuilder()
+            old.add(j.LongPoint.newRangeQuery("added", -(2**63), int(cutoff_ms) - 1), should)
+            if self._legacy_added is not None and self._legacy_added < cutoff_ms:
+                legacy = j.BooleanQueryBuilder()
+                legacy.add(j.MatchAllDocsQuery(), must)
+                legacy.add(j.FieldExistsQuery("added"), must_not)
+                old.add(legacy.build(), should)
+            expired = old.build()
+            messages = j.BooleanQueryBuilder()
+            messages.add(j.TermQuery(j.Term("kind", _KIND_MESSAGE)), filt)
+            messages.add(expired, filt)
+            markers = j.BooleanQueryBuilder()
+            markers.add(j.TermQuery(j.Term("kind", _KIND_REQUEST)), filt)
+            markers.add(expired, filt)
+            message_query, marker_query = messages.build(), markers.build()
             affected: set[tuple[str, str]] = set()
             with self._searcher() as searcher:
-                n = int(searcher.count(old))
-                if n == 0:
+                n = int(searcher.count(message_query))
+                n_markers = int(searcher.count(marker_query))
+                if n == 0 and n_markers == 0:
                     return 0
                 stored = searcher.storedFields()
-                for sd in searcher.search(old, n).scoreDocs:
+                for sd in searcher.search(message_query, max(n, 1)).scoreDocs:
                     d = stored.document(sd.doc)
                     affected.add((str(d.get("user_id")), str(d.get("session_id"))))
-            self._writer.deleteDocuments(old)
+            self._writer.deleteDocuments(message_query)
+            self._writer.deleteDocuments(marker_query)
             self._manager.maybeRefreshBlocking()
             for user_id, session_id in sorted(affected):
                 remaining = self.session(user_id, session_id)

@@ -1,0 +1,383 @@
+"""Evidence for a reader: ordering, rendering, and packing under a token budget (DESIGN §6).
+
+Pure functions over the models (no index, no search), so :class:`refind.SearchResult` renders and packs
+itself and every front (CLI, HTTP service, benchmarks) gets exactly what ``to_text`` gives.
+
+Rendering: a block is a header ``[session <id> | <date>]`` then one ``speaker: text`` line per turn, the
+turns a search hit marked ``* ``. A hit longer than ``hit_tokens`` is cut to the passage around the words
+that matched; a context turn (the window around a hit) longer than ``context_tokens`` is cut keeping the
+side nearest its hit. A cut is marked ``[…]``.
+
+Packing for a budget of B tokens (:func:`pack`) spends the tokens on what answers first:
+
+1. every block's hit turns, blocks by relevance (a session's fused score), each hit cut to its matched
+   passage (at most ``hit_tokens``, less when little room is left), with its session header and date;
+2. then context turns, nearest their hit first (distance 1 for every block in relevance order, then 2...);
+3. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
+   dropped, and when anything fits at all the result is never empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from refind.models import Evidence, Turn
+from refind.tokens import count_tokens, slice_tokens
+
+__all__ = [
+    "CONTEXT_TOKENS",
+    "CUT",
+    "HIT_TOKENS",
+    "PACK_TIER",
+    "by_relevance",
+    "excerpt",
+    "format_session_date",
+    "order_evidence",
+    "pack",
+    "render",
+    "render_block",
+]
+
+CONTEXT_TOKENS = 150
+"""Default cap on a context turn (a window turn that no search hit) when rendering."""
+HIT_TOKENS = 1000
+"""Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
+PACK_TIER = 5
+"""Sessions packed together: the best five get their hits, then their context, before the next five."""
+CUT = "[…]"
+"""Marks where a turn was cut."""
+_MIN_PASSAGE = 24  # a hit cut shorter than this many tokens says too little to be worth its line
+_MAX_TERMS = 64
+
+Keep = Literal["match", "head", "tail"]
+
+# ---------------------------------------------------------------------------------------------- dates
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+
+
+def format_session_date(ms: int, text: str | None = None) -> str:
+    """The session date at the granularity the source gave it: human text ("1:56 pm on 8 May, 2023",
+    "March 2024") as written; a machine timestamp (epoch ms, ISO 8601) as a day, plus the UTC time of day
+    when the source had one."""
+    if text and not _ISO.match(text.strip()) and not text.strip().isdigit():
+        return text
+    dt = datetime.fromtimestamp(ms / 1000, UTC)
+    iso = _ISO.match(text.strip()) if text is not None else None
+    date_only = iso is not None and iso.group(1) is None
+    if date_only or (text is None and dt.hour == dt.minute == dt.second == 0):
+        return f"{dt.day} {dt:%B %Y}"
+    return f"{dt.day} {dt:%B %Y}, {dt:%H:%M} UTC"
+
+
+# ---------------------------------------------------------------------------------------------- order
+
+
+def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
+    """Group by session, sessions in time order (by their earliest block), blocks and turns in order."""
+    blocks = list(blocks)
+    first: dict[str, tuple[int, int]] = {}
+    for b in blocks:
+        key = (b.session_date, b.first_turn)
+        if b.session_id not in first or key < first[b.session_id]:
+            first[b.session_id] = key
+    return sorted(blocks, key=lambda b: (first[b.session_id], b.session_id, b.first_turn))
+
+
+def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:
+    """Blocks best first (ties: earlier round, then earlier time)."""
+    return sorted(
+        blocks, key=lambda e: (-e.score, e.rounds[0] if e.rounds else 0, e.session_date, e.first_turn)
+    )
+
+
+# ---------------------------------------------------------------------------------------------- excerpts
+
+
+def _term_roots(terms: Sequence[str]) -> list[str]:
+    """What to look for in a text for each analyzed (lowercased, stemmed) term: a stem is found at the
+    start of the words it came from ("hous" in "houses"); a Porter stem ending in "i" by its root, so that
+    "happi" finds "happy"; CJK bigrams as written."""
+    roots = []
+    for term in list(dict.fromkeys(t for t in terms if t))[:_MAX_TERMS]:
+        roots.append(term[:-1] if term.isascii() and len(term) > 3 and term.endswith("i") else term)
+    return roots
+
+
+def _occurrences(text: str, roots: Sequence[str], limit: int = 2000) -> list[tuple[int, int]]:
+    """(position, term index) of each root found at a word start (CJK: anywhere), by position. ``str.find``
+    on the lowercased text keeps a megabyte-long message cheap to scan."""
+    lowered = text.lower()
+    haystack = lowered if len(lowered) == len(text) else text  # (lowercasing may change lengths)
+    found: list[tuple[int, int]] = []
+    for index, root in enumerate(roots):
+        pos = haystack.find(root)
+        n = 0
+        while pos >= 0 and n < limit:
+            if not root.isascii() or pos == 0 or not haystack[pos - 1].isalnum():
+                found.append((pos, index))
+                n += 1
+            pos = haystack.find(root, pos + 1)
+    found.sort()
+    return found
+
+
+def _match_center(text: str, terms: Sequence[str], width: int) -> int | None:
+    """The character position at the middle of the ``width``-character window that holds the most
+    distinct terms (then the most matches; then the earliest), or None when no term occurs."""
+    hits = _occurrences(text, _term_roots(terms))
+    if not hits:
+        return None
+    best = (0, 0, 0)  # (distinct, count, -start index)
+    best_span = (hits[0][0], hits[0][0])
+    counts: dict[int, int] = {}
+    lo = 0
+    for hi, (pos, term) in enumerate(hits):
+        counts[term] = counts.get(term, 0) + 1
+        while pos - hits[lo][0] > width:
+            t = hits[lo][1]
+            counts[t] -= 1
+            if not counts[t]:
+                del counts[t]
+            lo += 1
+        score = (len(counts), hi - lo + 1, -lo)
+        if score > best:
+            best, best_span = score, (hits[lo][0], pos)
+    return (best_span[0] + best_span[1]) // 2
+
+
+def excerpt(text: str, max_tokens: int | None, *, terms: Sequence[str] = (), keep: Keep = "match") -> str:
+    """``text`` whole when it fits in ``max_tokens`` tokens, else a passage of it that does (the
+    ``[…]`` marks included): around the densest occurrence of ``terms`` (``keep="match"``; the start when
+    none occurs), or its start (``head``) or end (``tail``). ``None`` keeps every text whole. The cost is
+    bounded by the passage, not the text: a megabyte-long message costs about what a short one does."""
+    if max_tokens is None or len(text) <= max_tokens:  # a token is at least one character
+        return text
+    if len(text) <= 8 * max_tokens and count_tokens(text) <= max_tokens:
+        return text
+    width = 6 * max_tokens  # characters comfortably holding max_tokens tokens
+    if keep == "head":
+        center = 0
+    elif keep == "tail":
+        center = len(text)
+    else:
+        found = _match_center(text, terms, width // 2)
+        center = found if found is not None else 0
+    room = max(max_tokens - 2 * count_tokens(CUT + " "), 1)
+    lo = max(0, min(center - width // 2, len(text) - width))
+    hi = min(len(text), lo + width)
+    window = text[lo:hi]
+    relative = (center - lo) / max(len(window), 1)
+    passage, cut_head, cut_tail = slice_tokens(window, room, relative)
+    cut_head = cut_head or lo > 0
+    cut_tail = cut_tail or hi < len(text)
+    passage = passage.strip()
+    return f"{CUT + ' ' if cut_head else ''}{passage}{' ' + CUT if cut_tail else ''}"
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+
+
+def _speaker(t: Turn) -> str:
+    return t.speaker if t.speaker else t.role
+
+
+def _line(t: Turn, text: str) -> str:
+    return f"{'* ' if t.matched else ''}{_speaker(t)}: {text}"
+
+
+def _header(block: Evidence) -> str:
+    return (
+        f"[session {block.session_id} | {format_session_date(block.session_date, block.session_date_text)}]"
+    )
+
+
+def _context_side(block: Evidence, index: int) -> Keep:
+    """Which end of context turn ``index`` to keep: the one facing its nearest hit."""
+    hits = [i for i, t in enumerate(block.turns) if t.matched]
+    if not hits:
+        return "head"
+    nearest = min(hits, key=lambda h: (abs(h - index), h))
+    return "tail" if nearest > index else "head"
+
+
+def _turn_text(
+    block: Evidence, index: int, context_tokens: int | None, hit_tokens: int | None, cap: int | None = None
+) -> str:
+    t = block.turns[index]
+    if t.matched:
+        limit = hit_tokens if cap is None else (cap if hit_tokens is None else min(cap, hit_tokens))
+        return excerpt(t.content, limit, terms=block.terms)
+    limit = context_tokens if cap is None else (cap if context_tokens is None else min(cap, context_tokens))
+    return excerpt(t.content, limit, keep=_context_side(block, index))
+
+
+def render_block(
+    block: Evidence,
+    *,
+    header: bool = True,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> str:
+    """One block: its header, then ``speaker: text`` lines (hits marked ``*``), long turns cut (see the
+    module docstring). ``None`` for a cap keeps those turns whole."""
+    lines = [_header(block)] if header else []
+    for i, t in enumerate(block.turns):
+        lines.append(_line(t, _turn_text(block, i, context_tokens, hit_tokens)))
+    return "\n".join(lines)
+
+
+def render(
+    blocks: Sequence[Evidence],
+    max_tokens: int | None = None,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> str:
+    """All blocks in session and time order (packed for ``max_tokens`` first, see :func:`pack`).
+    Consecutive blocks of one session share its header; a gap between them is shown as ``...``."""
+    if max_tokens is not None:
+        blocks = pack(blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens)
+    return _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
+
+
+def _render_ordered(blocks: Sequence[Evidence], context_tokens: int | None, hit_tokens: int | None) -> str:
+    parts: list[str] = []
+    previous: Evidence | None = None
+    for block in blocks:
+        text = render_block(
+            block,
+            header=previous is None or previous.session_id != block.session_id,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+        )
+        if previous is not None and previous.session_id == block.session_id:
+            parts.append("...\n" + text)
+        else:
+            parts.append(("\n" if parts else "") + text)
+        previous = block
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------- packing
+
+
+@dataclass(slots=True)
+class _Pick:
+    block: int  # index into the ranked blocks
+    turn: int  # index into that block's turns
+    text: str  # the turn's content as it will be shown (possibly cut)
+
+
+def pack(
+    blocks: Sequence[Evidence],
+    max_tokens: int,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+    tier: int | None = PACK_TIER,
+) -> list[Evidence]:
+    """The evidence to show within ``max_tokens`` (as :func:`render` renders it), in session and time
+    order: hits first, then context nearest the hits, long turns cut, never empty when anything fits (see
+    the module docstring). Turns kept are exactly as shown: a cut turn's ``content`` is its passage."""
+    if not blocks or max_tokens <= 0:
+        return []
+    whole = _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
+    if count_tokens(whole) <= max_tokens:
+        return order_evidence(blocks)
+    ranked = by_relevance(blocks)
+    picks: list[_Pick] = []
+    chosen: set[tuple[int, int]] = set()
+    sessions: set[str] = set()
+    used = 0
+
+    def overhead(bi: int, ti: int) -> int:
+        """Tokens a line costs beyond its own: its session's header, or a '...' gap line."""
+        block = ranked[bi]
+        if block.session_id not in sessions:
+            return count_tokens(_header(block)) + 1  # the header line ("\n" and "\n\n" are one token each)
+        return 0 if (bi, ti - 1) in chosen or (bi, ti + 1) in chosen else 2
+
+    def take(bi: int, ti: int, floor: int) -> bool:
+        nonlocal used
+        block = ranked[bi]
+        turn = block.turns[ti]
+        text = _turn_text(block, ti, context_tokens, hit_tokens)
+        fixed = overhead(bi, ti) + count_tokens(_line(turn, "")) + 1
+        need = fixed + count_tokens(text)
+        if used + need > max_tokens:
+            room = max_tokens - used - fixed
+            if room < floor:
+                return False
+            text = _turn_text(block, ti, context_tokens, hit_tokens, cap=room)
+            need = fixed + count_tokens(text)
+            if used + need > max_tokens:
+                return False
+        picks.append(_Pick(bi, ti, text))
+        chosen.add((bi, ti))
+        sessions.add(block.session_id)
+        used += need
+        return True
+
+    # tiers of sessions by fused relevance: the best ``tier`` sessions get their hits and then their
+    # context before the next sessions get anything, so weak hits never crowd out the best context
+    order = list(dict.fromkeys(b.session_id for b in ranked))
+    size = tier if tier is not None and tier > 0 else len(order)
+    for start in range(0, len(order), size):
+        members = set(order[start : start + size])
+        blocks_in = [bi for bi, b in enumerate(ranked) if b.session_id in members]
+        hits = [(bi, ti) for bi in blocks_in for ti, t in enumerate(ranked[bi].turns) if t.matched]
+        for bi, ti in hits:  # 1. every hit of the tier, best blocks first
+            take(bi, ti, _MIN_PASSAGE)
+        if not picks and hits:  # nothing fits whole enough: the best hit, as far as it goes
+            take(*hits[0], 1)
+        for bi in blocks_in:  # 2. then context: best blocks first, nearest their hits first
+            block = ranked[bi]
+            matched = [ti for ti, t in enumerate(block.turns) if t.matched]
+            for distance in range(1, len(block.turns)):
+                near = {h + d for h in matched for d in (-distance, distance)}
+                for ti in sorted(near):
+                    grows = any((bi, ti + step) in chosen for step in (-1, 1))  # context grows out of a hit
+                    if 0 <= ti < len(block.turns) and (bi, ti) not in chosen and grows:
+                        take(bi, ti, 8)
+    if not picks:  # no hit at all (e.g. a browse): the best block's turns in order, as far as they go
+        for ti in range(len(ranked[0].turns)):
+            if not take(0, ti, 1):
+                break
+    packed = _assemble(ranked, picks)
+    # the sum of the parts can miss the rendering by a token or two (BPE merges across lines): settle it
+    while packed and count_tokens(_render_ordered(packed, None, None)) > max_tokens:
+        picks.pop()
+        packed = _assemble(ranked, picks)
+    return packed
+
+
+def _assemble(ranked: Sequence[Evidence], picks: Sequence[_Pick]) -> list[Evidence]:
+    """Blocks of the picked turns (content as shown), one per run of consecutive turns, in session and
+    time order."""
+    by_block: dict[int, dict[int, str]] = {}
+    for p in picks:
+        by_block.setdefault(p.block, {})[p.turn] = p.text
+    out: list[Evidence] = []
+    for bi, kept in by_block.items():
+        block = ranked[bi]
+        run: list[Turn] = []
+        for ti in sorted(kept):
+            turn = block.turns[ti].model_copy(update={"content": kept[ti]})
+            if run and block.turns[ti].turn != run[-1].turn + 1:
+                out.append(_block_of(block, run))
+                run = []
+            run.append(turn)
+        if run:
+            out.append(_block_of(block, run))
+    return order_evidence(out)
+
+
+def _block_of(block: Evidence, turns: list[Turn]) -> Evidence:
+    return block.model_copy(
+        update={"id": f"{block.session_id}#{turns[0].turn}-{turns[-1].turn}", "turns": turns}
+    )

@@ -1,0 +1,124 @@
+"""Rendering and packing evidence for a budget (refind.render): pure functions, checked on hand-made blocks
+and on a real index holding a megabyte-long message."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import refind
+from refind.models import Evidence, SearchResult, Turn
+from refind.render import CUT, excerpt, pack, render
+from refind.tokens import count_tokens
+
+
+def _turn(i: int, text: str, matched: bool = False, role: str = "user") -> Turn:
+    return Turn(id=f"s:{i}", turn=i, role=role, content=text, timestamp=1_700_000_000_000, matched=matched)
+
+
+def _block(sid: str, turns: list[Turn], score: float, terms: list[str] | None = None) -> Evidence:
+    return Evidence(
+        id=f"{sid}#{turns[0].turn}-{turns[-1].turn}",
+        session_id=sid,
+        session_date=1_700_000_000_000,
+        turns=turns,
+        score=score,
+        rounds=[1],
+        terms=terms or [],
+    )
+
+
+def _noise(n_words: int, seed: int = 3) -> str:
+    rng = random.Random(seed)
+    return " ".join(
+        rng.choice(["lorem", "ipsum", "dolor", "sit", "amet", "tempor", "magna"]) for _ in range(n_words)
+    )
+
+
+def test_excerpt_keeps_short_text_whole_and_cuts_long_text_around_the_terms() -> None:
+    assert excerpt("short and sweet", 50, terms=["sweet"]) == "short and sweet"
+    text = _noise(20_000) + " the zebra unicorn lives here " + _noise(20_000, seed=4)
+    cut = excerpt(text, 60, terms=["zebra", "unicorn"])
+    assert "zebra unicorn" in cut
+    assert cut.startswith(CUT) and cut.endswith(CUT)
+    assert count_tokens(cut) <= 60
+    head = excerpt(text, 40, keep="head")
+    assert text.startswith(head.removesuffix(CUT).strip()) and not head.startswith(CUT)
+    tail = excerpt(text, 40, keep="tail")
+    assert text.endswith(tail.removeprefix(CUT).strip()) and not tail.endswith(CUT)
+    # stems find their words: "hous" in "houses", Porter's "happi" in "happy"
+    assert "houses" in excerpt(_noise(5000) + " two houses " + _noise(5000), 30, terms=["hous"])
+    assert "happy" in excerpt(_noise(5000) + " so happy " + _noise(5000), 30, terms=["happi"])
+    assert "杭州" in excerpt("字" * 20_000 + "我在杭州" + "字" * 20_000, 30, terms=["杭州"])
+
+
+def test_excerpt_prefers_the_passage_with_most_distinct_terms() -> None:
+    text = (
+        _noise(3000) + " zebra " + _noise(3000, seed=5) + " zebra zebra " + _noise(3000, seed=6)
+        + " zebra unicorn meadow " + _noise(3000, seed=7)
+    )  # fmt: skip
+    cut = excerpt(text, 40, terms=["zebra", "unicorn", "meadow"])
+    assert "zebra unicorn meadow" in cut
+
+
+def test_one_huge_hit_is_cut_to_its_passage_never_dropped() -> None:
+    huge = _noise(180_000) + " the answer is forty two zebras " + _noise(180_000, seed=9)
+    assert len(huge) > 1_000_000
+    block = _block("s", [_turn(0, "what about the zebras?"), _turn(1, huge, matched=True)], 1.0, ["zebra"])
+    result = SearchResult(question="q", user_id="u", agent="heuristic", evidence=[block])
+    for budget in (2000, 300, 60):
+        text = result.to_text(max_tokens=budget)
+        assert text and count_tokens(text) <= budget
+        assert "zebras" in text and CUT in text
+    unbudgeted = result.to_text()  # without a budget the hit is still bounded by hit_tokens
+    assert count_tokens(unbudgeted) <= result.hit_tokens + 100 and "zebras" in unbudgeted
+    assert pack([block], 5) == []  # not even the header fits: nothing does
+
+
+def test_pack_takes_every_hit_before_any_context_and_keeps_session_order() -> None:
+    blocks = [
+        _block("a", [_turn(0, _noise(80)), _turn(1, "alpha hit", True), _turn(2, _noise(80, 2))], 3.0),
+        _block("b", [_turn(5, _noise(80, 3)), _turn(6, "beta hit", True), _turn(7, _noise(80, 4))], 2.0),
+        _block("c", [_turn(9, _noise(80, 5)), _turn(10, "gamma hit", True)], 1.0),
+    ]
+    full = count_tokens(render(blocks))
+    tight = pack(blocks, 75)
+    shown = [t.content for b in tight for t in b.turns]
+    assert {"alpha hit", "beta hit", "gamma hit"} <= set(shown)
+    assert all(t.matched for b in tight for t in b.turns)  # no room left for context
+    roomy = pack(blocks, full - 10)
+    assert {"alpha hit", "beta hit", "gamma hit"} <= {t.content for b in roomy for t in b.turns}
+    assert [b.session_id for b in roomy] == sorted(b.session_id for b in roomy)  # same dates: by id
+    assert count_tokens(render(roomy)) <= full - 10
+    assert pack(blocks, full + 5) == blocks  # everything fits: unchanged
+
+
+def test_a_megabyte_message_in_a_real_index_is_searchable_and_bounded() -> None:
+    huge = _noise(180_000) + " the lighthouse keeper painted the door teal " + _noise(180_000, seed=11)
+    with refind.Memory.in_memory() as m:
+        m.add("u", "s", [
+            {"role": "user", "content": "which colour did the lighthouse keeper choose?"},
+            {"role": "assistant", "content": huge},
+            {"role": "user", "content": "thanks"},
+        ])  # fmt: skip
+        result = m.search("lighthouse keeper painted door", "u")
+        text = result.to_text(max_tokens=2000)
+        assert "painted the door teal" in text and count_tokens(text) <= 2000
+        assert count_tokens(result.to_text()) < 3 * result.hit_tokens
+        capped = m.search("lighthouse keeper painted door", "u", max_tokens=2000)
+        assert capped.to_text() == text
+
+
+@pytest.mark.parametrize("budget", [1, 10, 40, 200, 2000])
+def test_pack_never_exceeds_the_budget(budget: int) -> None:
+    blocks = [
+        _block(
+            f"s{i}",
+            [_turn(j, _noise(30 + 20 * j, i * 10 + j), matched=j == 1) for j in range(4)],
+            1.0 / (i + 1),
+        )
+        for i in range(6)
+    ]
+    packed = pack(blocks, budget)
+    assert count_tokens(render(packed)) <= budget
