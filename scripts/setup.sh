@@ -21,6 +21,17 @@ quiet "${PIP[@]}" install -e ".[dev]"
 # last, so pip's resolver has nothing to say about the dependencies pyserini declares but refind never imports
 quiet "${PIP[@]}" install --no-deps "pyserini==1.6.0"
 
+# The editable install resolves `refind` through an import hook that runs after the path search, so a
+# folder named `refind` in the current directory (the clone itself, seen from its parent) would win as an
+# empty namespace package ("module 'refind' has no attribute 'Memory'"). A regular package found anywhere
+# on sys.path beats a namespace folder, so put one on it: a directory holding links to the packages only.
+SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+LINKS="$(cd "$VENV" && pwd)/share/refind/packages"
+mkdir -p "$LINKS"
+ln -sfn "$PWD/refind" "$LINKS/refind"
+ln -sfn "$PWD/benchmarks" "$LINKS/benchmarks"
+echo "$LINKS" > "$SITE/refind-packages.pth"
+
 # tiktoken encoding, offline-safe (sha256 is verified by tiktoken when it loads the file).
 TK_DIR="$VENV/share/refind/tiktoken"
 TK_FILE="$TK_DIR/fb374d419588a4632f3f557e76b4b70aebbca790"
