@@ -15,7 +15,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
-	$(PY) -m pytest -q
+	$(PY) -m pytest --durations=15
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
