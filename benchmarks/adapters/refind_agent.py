@@ -10,6 +10,15 @@ one-line reason. Everything that touches that API is in :meth:`RefindAdapter._se
 Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
 blocks); each is rendered exactly as refind renders it for a prompt (``refind.evidence.render_block``:
 session header with its date, speaker-prefixed turns, context turns cut to ``context_tokens``).
+
+Packed for a reader's budget B (:meth:`RefindAdapter.pack`), the evidence is refind's own:
+``Memory.search(..., max_tokens=B)``, its text ``SearchResult.to_text()`` and its turns those of the
+blocks it holds (a turn refind cut, to ``context_tokens`` or to a passage, still counts). That is one more
+search per budget, untimed: the public facade can pack one result several ways only as text
+(``to_text(max_tokens=B)``), not as the blocks and turns inside it. A test asserts on real data that the
+text equals ``to_text(max_tokens=B)`` of the unbudgeted search, so the two ways agree. ``refind-llm``
+packs the same way; its planner may choose other rounds on each of those searches, and each costs the
+LLM calls of a search.
 """
 
 from __future__ import annotations
@@ -19,12 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.adapters.base import AdapterConfig, RankedItem
+from benchmarks.adapters.base import AdapterConfig, PackedEvidence, RankedItem
 from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
 from refind.evidence import render_block
+from refind.tokens import count_tokens
 
-__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
+__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured", "packed"]
 
 
 def openai_configured() -> bool:
@@ -52,6 +62,17 @@ def _items(result: Any) -> list[RankedItem]:
     ]
 
 
+def packed(result: Any) -> PackedEvidence:
+    """A budgeted ``SearchResult`` as the reader gets it: its text, tokens, turns and blocks."""
+    text = result.to_text()
+    return PackedEvidence(
+        text=text,
+        tokens=count_tokens(text),
+        turn_ids=frozenset(str(t.id) for b in result.evidence for t in b.turns),
+        items=len(result.evidence),
+    )
+
+
 class RefindAdapter:
     name = "refind"
 
@@ -66,11 +87,22 @@ class RefindAdapter:
     def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
         return _State(open_haystack(sessions))
 
-    def _search(self, state: _State, question: Question, k: int) -> Any:
-        return state.memory.search(question.text, _USER, now=question.now, top_k=k)
+    def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
+        return state.memory.search(question.text, _USER, now=question.now, top_k=k, max_tokens=max_tokens)
 
     def query(self, question: Question, state: _State, k: int) -> list[RankedItem]:
         return _items(self._search(state, question, k))
+
+    def pack(
+        self,
+        question: Question,
+        state: _State,
+        k: int,
+        items: Sequence[RankedItem],
+        budgets: Sequence[int],
+    ) -> dict[int, PackedEvidence]:
+        """What refind hands a reader for each budget: ``Memory.search(..., max_tokens=B)``."""
+        return {b: packed(self._search(state, question, k, max_tokens=b)) for b in budgets}
 
     def teardown(self, state: _State) -> None:
         state.memory.close()
@@ -100,5 +132,7 @@ class RefindLLMAdapter(RefindAdapter):
         self._agent = refind.LLMAgent()  # type: ignore[attr-defined]
         return super().init(sessions, config)
 
-    def _search(self, state: _State, question: Question, k: int) -> Any:
-        return state.memory.search(question.text, _USER, now=question.now, top_k=k, agent=self._agent)
+    def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
+        return state.memory.search(
+            question.text, _USER, now=question.now, top_k=k, agent=self._agent, max_tokens=max_tokens
+        )
