@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         *(label.replace("k", str(args.k)) if "@k" in label else label for _, label in METRICS),
     ]
     if turn_budget:
-        head += ["turns@1000", "turns@2000", "turns@4000"]
+        head += ["turns@1000", "turns@2000", "turns@4000", "packed@1000", "packed@2000", "packed@4000"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "--:|" * (len(head) - 2)]
     for name, r in rows.items():
         setting = ", ".join(f"`{k}={v}`" for k, v in VARIANTS.get(name, {}).items()) or (
@@ -113,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
             for key, _ in METRICS
         ]
         if turn_budget:
-            budget = r.get("turn_recall_at_budget") or {}
-            cells += [f"{budget.get(b, float('nan')):.3f}" for b in ("1000", "2000", "4000")]
+            for key in ("turn_recall_at_budget", "packed_turn_recall_at_budget"):
+                budget = r.get(key) or {}
+                cells += [f"{budget.get(b, float('nan')):.3f}" for b in ("1000", "2000", "4000")]
         lines.append("| " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -8,11 +8,17 @@ Three formats, each read from a path (``.json`` or ``.json.gz`` where the format
   ``[role] ...`` lines of that content.
 - ``locomo``: LoCoMo JSON. One haystack per conversation (the user is ``sample_id``); sessions and messages
   come from :func:`refind.io.iter_locomo` (message id = ``dia_id``). Turn gold is the QA item's
-  ``evidence``; session gold is the set of sessions holding those turns. Evidence references are read
-  with the pattern ``D<session>:<turn>`` so that spelling slips in the source ("D8:6; D9:17" in one
-  string, "D:11:26") still resolve; those repairs are counted under ``notes``. A QA item with no
-  evidence, or with a reference that names no turn of its conversation, is skipped and counted (its
-  gold would be incomplete). ``category`` becomes the type (1 multi-hop, 2 temporal, 3 open-domain,
+  ``evidence``; session gold is the set of sessions holding those turns. Evidence strings are read by
+  :func:`parse_locomo_evidence`: references ``D<session>:<turn>`` (so that spelling slips such as
+  "D8:6; D9:17" in one string, or "D:11:26", still resolve) and ranges ``D12:3-D12:5`` (also
+  ``D12:3 - D12:5``, ``D12:3-5``, several in one string), a range meaning every turn from its first to
+  its last. Repairs are counted under ``notes`` for the questions kept: ``evidence_spelling_normalized``
+  (strings that are neither one reference nor one range in canonical spelling),
+  ``evidence_range_expanded`` (ranges) and ``evidence_range_turns_added`` (gold turns a question gains
+  over reading only each range's two ends). A QA item with no evidence, with a
+  reference or range that names a turn its conversation does not have (``unresolved_evidence``), or with
+  a range that spans sessions or runs backwards (``unresolved_evidence_range``), is skipped and counted
+  (its gold would be incomplete). ``category`` becomes the type (1 multi-hop, 2 temporal, 3 open-domain,
   4 single-hop, 5 adversarial). LoCoMo has no question dates, so ``now`` is None.
 - ``longmemeval``: the official LongMemEval JSON (or .json.gz). One haystack per question (the user is
   ``question_id``); sessions from :func:`refind.io.iter_longmemeval`, message id
@@ -45,14 +51,24 @@ __all__ = [
     "Dataset",
     "Question",
     "Session",
+    "LocomoEvidence",
     "load_dataset",
+    "parse_locomo_evidence",
     "select_questions",
 ]
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ABSTENTION = "abstention"
 
-_DIA_REF = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+# a reference D12:3 (also "D:12:3", "D12 : 3"), optionally a range to D12:5 or to 5 ("D12:3 - D12:5",
+# "D12:3-5", a hyphen or an en/em dash)
+_DIA_REF = re.compile(
+    r"D\s*:?\s*(\d+)\s*:\s*(\d+)"  # the first (or only) turn
+    r"(?:\s*[-\u2013\u2014]\s*(?:D\s*:?\s*(\d+)\s*:\s*)?(\d+))?"  # the range's last turn
+)
+_DASH = re.compile(r"[-\u2013\u2014]")
+_DIA_CANONICAL = re.compile(r"D\d+:\d+|D(\d+):\d+-D\1:\d+")
+_EVIDENCE_NOTES = ("evidence_range_expanded", "evidence_range_turns_added", "evidence_spelling_normalized")
 _ROLE_LINE = re.compile(r"^\[([A-Za-z][\w .-]{0,63})\]\s?(.*)$")
 
 
@@ -213,6 +229,53 @@ def _split_transcript(session_id: str, content: str) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+@dataclass(frozen=True, slots=True)
+class LocomoEvidence:
+    """One LoCoMo evidence string, read: ``turns``, the turn ids it names in order (ranges expanded,
+    repeats kept once); ``ends``, what reading only its references and the two ends of its ranges gives
+    (the reading before ranges were expanded); ``ranges``, how many ranges it held; ``canonical``, whether
+    it was spelled as one ``D<s>:<t>`` or one range ``D<s>:<a>-D<s>:<b>``."""
+
+    turns: tuple[str, ...]
+    ends: tuple[str, ...]
+    ranges: int = 0
+    canonical: bool = True
+
+
+def parse_locomo_evidence(text: str) -> LocomoEvidence | str:
+    """Read one LoCoMo evidence string. ``D12:3`` is one turn; ``D12:3-D12:5`` (or ``D12:3 - D12:5``,
+    ``D12:3-5``, with a hyphen or an en/em dash) is every turn from 3 to 5 of session 12; several references
+    and ranges may share a string ("D8:6; D9:17", "D12:11-D12:14;D13:25-D13:33"). Returns the reading, or
+    why it cannot be read: ``unresolved_evidence`` (no reference at all) or ``unresolved_evidence_range``
+    (a range across sessions, backwards, or with a dash left over that names no end, as in "D12:3-D13")."""
+    turns: list[str] = []
+    ends: list[str] = []
+    ranges = 0
+    for m in _DIA_REF.finditer(text):
+        session, first = int(m.group(1)), int(m.group(2))
+        ends.append(f"D{session}:{first}")
+        if m.group(4) is None:
+            turns.append(ends[-1])
+            continue
+        end_session = int(m.group(3)) if m.group(3) is not None else session
+        last = int(m.group(4))
+        if end_session != session or last < first:
+            return "unresolved_evidence_range"
+        ends.append(f"D{session}:{last}")
+        turns.extend(f"D{session}:{t}" for t in range(first, last + 1))
+        ranges += 1
+    if _DASH.search(_DIA_REF.sub(" ", text)):
+        return "unresolved_evidence_range"
+    if not turns:
+        return "unresolved_evidence"
+    return LocomoEvidence(
+        turns=tuple(dict.fromkeys(turns)),
+        ends=tuple(dict.fromkeys(ends)),
+        ranges=ranges,
+        canonical=_DIA_CANONICAL.fullmatch(text) is not None,
+    )
+
+
 # ---------------------------------------------------------------------------------------------- loaders
 
 
@@ -308,6 +371,8 @@ def load_locomo(path: str | Path) -> Dataset:
     notes.update({f"messages_{k}": v for k, v in dropped.items()})
     for user in by_user:
         by_user[user] = _coalesce(by_user[user], notes)
+    # always reported for LoCoMo, zero included, so a scorecard shows that ranges were looked for
+    notes.update(dict.fromkeys(_EVIDENCE_NOTES, 0))
     questions = []
     for ci, sample in enumerate(read_json(p)):
         user = str(sample.get("sample_id") or f"conv-{ci}")  # the user id iter_locomo gives
@@ -321,20 +386,20 @@ def load_locomo(path: str | Path) -> Dataset:
             if not evidence:
                 skipped["no_evidence"] += 1
                 continue
-            refs: list[str] = []
-            unresolved = False
-            for e in evidence:
-                found = [f"D{int(a)}:{int(b)}" for a, b in _DIA_REF.findall(e)]
-                if not found:
-                    unresolved = True
-                    break
-                if found != [e]:
-                    notes["evidence_spelling_normalized"] += 1
-                refs.extend(found)
-            if unresolved or any(r not in session_of for r in refs):
+            readings = [parse_locomo_evidence(e) for e in evidence]
+            failed = next((r for r in readings if isinstance(r, str)), None)
+            if failed is not None:
+                skipped[failed] += 1
+                continue
+            parsed = [r for r in readings if isinstance(r, LocomoEvidence)]
+            refs = [t for r in parsed for t in r.turns]
+            if any(t not in session_of for t in refs):  # a turn the conversation does not have
                 skipped["unresolved_evidence"] += 1
                 continue
+            notes["evidence_spelling_normalized"] += sum(1 for r in parsed if not r.canonical)
+            notes["evidence_range_expanded"] += sum(r.ranges for r in parsed)
             turns = tuple(dict.fromkeys(refs))
+            notes["evidence_range_turns_added"] += len(turns) - len({t for r in parsed for t in r.ends})
             category = qa.get("category")
             questions.append(
                 Question(

@@ -12,9 +12,18 @@
   ``MRR`` is the mean of its reciprocal (0 when absent).
 - ``evidence tokens``: tokens of the ranked items up to and including the one that brings in the K-th
   distinct session (all items when fewer than K sessions appear): what a reader gets for "top K".
-- ``turn recall @ B``: walk the ranked items in order adding each item's tokens; an item counts only if it
-  fits entirely within B together with every item ranked above it, and the walk stops at the first item
-  that does not fit. The gold turns carried by counted items, over all gold turns.
+- ``turn recall @ B`` (``turn_recall_at_budget``): walk the ranked items in order adding each item's tokens;
+  an item counts only if it fits entirely within B together with every item ranked above it, and the walk
+  stops at the first item that does not fit. The gold turns carried by counted items, over all gold turns.
+  It reads the items an adapter ranks, not the evidence it would pack for a reader.
+- ``packed turn recall @ B`` (``packed_turn_recall_at_budget``): the gold turns carried by the evidence
+  the adapter hands a reader for B tokens, over all gold turns. That evidence is the adapter's own packing
+  where it has one (``refind``: ``Memory.search(..., max_tokens=B)``, whose text is what
+  ``SearchResult.to_text(max_tokens=B)`` gives; a turn it holds counts even when cut to a passage), else
+  its ranked items in rank order, each rendered as for a reader, joined by a blank line, each taken when
+  it fits with those already taken and skipped when it does not, the walk going on (first fit;
+  :mod:`benchmarks.packing`). ``packed tokens @ B`` are the tokens of that text (never above B for the
+  first-fit packer; ``packed_over_budget`` counts the budgets an adapter's own packer overran).
 - Latency percentiles interpolate linearly between closest ranks (numpy's default method).
 """
 
@@ -40,6 +49,7 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "score_question",
+    "packed_turn_recall",
     "top_gold_rank",
     "turn_recall_at_budget",
 ]
@@ -137,6 +147,14 @@ def turn_recall_at_budget(
     return len(covered) / len(gold)
 
 
+def packed_turn_recall(delivered: Collection[str], gold_turns: Collection[str]) -> float:
+    """Share of ``gold_turns`` among the ``delivered`` turns (those the packed evidence carries)."""
+    gold = set(gold_turns)
+    if not gold:
+        raise ValueError("turn recall needs at least one gold turn")
+    return len(gold.intersection(delivered)) / len(gold)
+
+
 def percentile(values: Sequence[float], p: float) -> float | None:
     """The ``p``-th percentile (0-100) with linear interpolation; None for no values."""
     if not values:
@@ -166,9 +184,14 @@ def score_question(
     gold_turns: Collection[str] | None,
     k: int,
     budgets: Sequence[int] = BUDGETS,
+    *,
+    packed_turns: Mapping[int, Collection[str]] | None = None,
+    packed_tokens: Mapping[int, int] | None = None,
 ) -> dict[str, Any]:
     """Every per-question metric of one ranked result. Without gold sessions (abstention) the retrieval
-    metrics are None; ``turn_recall_at_budget`` is None without gold turns."""
+    metrics are None; ``turn_recall_at_budget`` is None without gold turns. ``packed_turns[B]`` are the
+    turns of the evidence packed for B tokens (``packed_tokens[B]`` its tokens); the packed metrics are
+    None without gold turns or without packed evidence."""
     ranked = dedupe(item_sessions)
     row: dict[str, Any] = {
         "ranked_sessions": ranked[:k],
@@ -192,20 +215,45 @@ def score_question(
         if gold_turns
         else None
     )
+    row["packed_turn_recall_at_budget"] = row["packed_tokens_at_budget"] = None
+    if gold_turns and packed_turns is not None:
+        row["packed_turn_recall_at_budget"] = {
+            str(b): packed_turn_recall(packed_turns[b], gold_turns) for b in budgets
+        }
+        if packed_tokens is not None:
+            row["packed_tokens_at_budget"] = {str(b): packed_tokens[b] for b in budgets}
     return row
 
 
 def failed_question(gold_sessions: Collection[str], gold_turns: Collection[str] | None) -> dict[str, Any]:
     """The row of a question whose adapter failed: a miss on every metric (never silently dropped)."""
-    return score_question([], [], [], gold_sessions, gold_turns, 1) | {"ranked_sessions": [], "n_items": 0}
+    nothing = {b: () for b in BUDGETS}
+    row = score_question(
+        [],
+        [],
+        [],
+        gold_sessions,
+        gold_turns,
+        1,
+        packed_turns=nothing,
+        packed_tokens=dict.fromkeys(BUDGETS, 0),
+    )
+    return row | {"ranked_sessions": [], "n_items": 0}
 
 
 # ---------------------------------------------------------------------------------------- aggregation
 
 
+def _budget_means(
+    rows: Sequence[Mapping[str, Any]], key: str, budgets: Sequence[int]
+) -> dict[str, Any] | None:
+    values = [r[key] for r in rows if r.get(key)]
+    return {str(b): mean(v[str(b)] for v in values) for b in budgets} if values else None
+
+
 def _group_stats(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> dict[str, Any]:
     latencies = [r["latency_ms"] for r in rows if r.get("latency_ms") is not None]
-    turn_rows = [r["turn_recall_at_budget"] for r in rows if r.get("turn_recall_at_budget")]
+    packed_tokens = [r["packed_tokens_at_budget"] for r in rows if r.get("packed_tokens_at_budget")]
     return {
         "n": len(rows),
         "precision_at_k": mean(r["precision_at_k"] for r in rows),
@@ -217,8 +265,11 @@ def _group_stats(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
         "latency_p50_ms": percentile(latencies, 50),
         "latency_p95_ms": percentile(latencies, 95),
         "evidence_tokens_mean": mean(r["evidence_tokens"] for r in rows),
-        "turn_recall_at_budget": (
-            {str(b): mean(t[str(b)] for t in turn_rows) for b in budgets} if turn_rows else None
+        "turn_recall_at_budget": _budget_means(rows, "turn_recall_at_budget", budgets),
+        "packed_turn_recall_at_budget": _budget_means(rows, "packed_turn_recall_at_budget", budgets),
+        "packed_tokens_at_budget": _budget_means(rows, "packed_tokens_at_budget", budgets),
+        "packed_over_budget": (
+            sum(1 for t in packed_tokens for b in budgets if t[str(b)] > b) if packed_tokens else None
         ),
         "errors": sum(1 for r in rows if r.get("status") == "error"),
     }

@@ -25,9 +25,19 @@ def _f(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+_TURN_METRICS = (("turn_recall_at_budget", "turns"), ("packed_turn_recall_at_budget", "packed"))
+
+
+def _turn_head(budgets: list[int]) -> list[str]:
+    return [f"{label}@{b}" for _, label in _TURN_METRICS for b in budgets]
+
+
 def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
-    t = stats.get("turn_recall_at_budget")
-    return [_f(t.get(str(b)) if t else None) for b in budgets]
+    cells = []
+    for key, _ in _TURN_METRICS:
+        t = stats.get(key)
+        cells += [_f(t.get(str(b)) if t else None) for b in budgets]
+    return cells
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -89,7 +99,7 @@ def scorecard(summary: dict[str, Any]) -> str:
 
     head = ["adapter", "n", *(label(t) for _, t in _METRICS), "p50 ms", "p95 ms", "evidence tokens"]
     if turn_level:
-        head += [f"turns@{b}" for b in budgets]
+        head += _turn_head(budgets)
     rows = []
     for name, stats in adapters.items():
         row = [f"`{name}`", _f(stats["n"]), *(_f(stats[m]) for m, _ in _METRICS)]
@@ -105,6 +115,22 @@ def scorecard(summary: dict[str, Any]) -> str:
     errors = {n: s.get("errors") for n, s in adapters.items() if s.get("errors")}
     if errors:
         out += ["", "Errors (scored as misses): " + ", ".join(f"`{n}` {e}" for n, e in errors.items())]
+    if turn_level and any(s.get("packed_tokens_at_budget") for s in adapters.values()):
+        head = ["adapter", *(f"packed tokens@{b}" for b in budgets), "over budget"]
+        rows = [
+            [
+                f"`{name}`",
+                *(_f((s.get("packed_tokens_at_budget") or {}).get(str(b)), 0) for b in budgets),
+                _f(s.get("packed_over_budget")),
+            ]
+            for name, s in adapters.items()
+        ]
+        out += [
+            "",
+            "Packed evidence, mean tokens per budget (over budget: question-budget pairs above B):",
+            "",
+        ]
+        out += _table(head, rows)
 
     types: list[str] = []
     for stats in adapters.values():
@@ -112,7 +138,7 @@ def scorecard(summary: dict[str, Any]) -> str:
     if types:
         head = ["type", "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
         if turn_level:
-            head += [f"turns@{b}" for b in budgets]
+            head += _turn_head(budgets)
         rows = []
         for t in types:
             for name, stats in adapters.items():
@@ -147,7 +173,10 @@ def scorecard(summary: dict[str, Any]) -> str:
         "",
         f"P@{k} counts empty slots as misses; recall_all@{k} = every gold session in the top {k}; hit@{k} = any. "
         f"Evidence tokens: the items up to the {k}-th distinct session. turns@B: share of gold turns inside the "
-        "items that fit whole in the first B tokens. Definitions: docs/benchmarks/README.md.",
+        "items that fit whole in the first B tokens (rank order, stopping at the first that does not fit). "
+        "packed@B: share of gold turns in the evidence the adapter hands a reader for B tokens (refind: "
+        "`Memory.search(..., max_tokens=B)`; the others: their items in rank order, first fit). "
+        "Definitions: docs/benchmarks/README.md.",
         "",
     ]
     return "\n".join(out)
@@ -164,7 +193,11 @@ def plot(summary: dict[str, Any], path: str | Path) -> None:
     adapters: dict[str, Any] = summary["adapters"]
     metrics = [(m, t.replace("K", str(k))) for m, t in _METRICS]
     if summary.get("turn_level"):
-        metrics += [(f"turns@{b}", f"turn recall within {b} tokens") for b in summary.get("budgets", [])]
+        budgets = summary.get("budgets", [])
+        metrics += [(f"turns@{b}", f"turn recall within {b} tokens (ranked items)") for b in budgets]
+        metrics += [
+            (f"packed@{b}", f"packed turn recall within {b} tokens (what a reader gets)") for b in budgets
+        ]
     types: list[str] = []
     for stats in adapters.values():
         types += [t for t in stats["by_type"] if t not in types]
@@ -177,8 +210,9 @@ def plot(summary: dict[str, Any], path: str | Path) -> None:
     def value(stats: dict[str, Any] | None, metric: str) -> float:
         if stats is None:
             return 0.0
-        if metric.startswith("turns@"):
-            t = stats.get("turn_recall_at_budget") or {}
+        if metric.startswith(("turns@", "packed@")):
+            key = "turn_recall_at_budget" if metric.startswith("turns@") else "packed_turn_recall_at_budget"
+            t = stats.get(key) or {}
             return float(t.get(metric.split("@")[1]) or 0.0)
         return float(stats.get(metric) or 0.0)
 

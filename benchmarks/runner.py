@@ -10,7 +10,9 @@ Adapters that cannot run here are skipped with a one-line reason (stderr and sum
 a question is recorded in its row and scores as a miss; the exit code is then 1.
 
 Each haystack is indexed once per adapter (``init``), its questions are asked (``query``, the only timed
-part), then ``teardown``. Same inputs give the same numbers; only latencies vary.
+part), the evidence for each token budget is packed (questions with turn gold only: the adapter's ``pack``,
+else :func:`benchmarks.packing.pack_in_order` over the ranked items), then ``teardown``. Same inputs give
+the same numbers; only latencies vary.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import adapters as registry
+from benchmarks.adapters.base import PackedEvidence
 from benchmarks.datasets import DATASETS, Dataset, Question, load_dataset, select_questions
 from benchmarks.metrics import BUDGETS, aggregate, failed_question, score_question
+from benchmarks.packing import pack_in_order
 from refind.tokens import count_tokens, tokenizer_name
 
 __all__ = ["main", "run"]
@@ -111,11 +115,28 @@ def _row(
     }
 
 
+def _pack(
+    adapter: Any, question: Question, state: Any, k: int, items: list[Any], tokens: list[int]
+) -> dict[int, PackedEvidence]:
+    """The evidence ``adapter`` hands a reader for each budget: its own packer (``pack``) when it has one,
+    else its ranked items by :func:`benchmarks.packing.pack_in_order`."""
+    pack = getattr(adapter, "pack", None)
+    if pack is None:
+        return {b: pack_in_order(items, tokens, b) for b in BUDGETS}
+    packed = dict(pack(question, state, k, items, BUDGETS))
+    missing = [b for b in BUDGETS if b not in packed]
+    if missing:
+        raise RuntimeError(f"{adapter.name}.pack returned no evidence for budgets {missing}")
+    return packed
+
+
 def _ask(adapter: Any, question: Question, state: Any, k: int) -> dict[str, Any]:
     start = time.perf_counter()
     items = adapter.query(question, state, k)
     latency_ms = (time.perf_counter() - start) * 1000.0
     tokens = [count_tokens(item.text) for item in items]
+    # packing is untimed and only where turn gold can score it (refind's packer searches once per budget)
+    packed = _pack(adapter, question, state, k, items, tokens) if question.gold_turns else None
     scored = score_question(
         [item.session_id for item in items],
         [item.turn_ids for item in items],
@@ -123,6 +144,8 @@ def _ask(adapter: Any, question: Question, state: Any, k: int) -> dict[str, Any]
         question.gold_sessions,
         question.gold_turns,
         k,
+        packed_turns=None if packed is None else {b: p.turn_ids for b, p in packed.items()},
+        packed_tokens=None if packed is None else {b: p.tokens for b, p in packed.items()},
     )
     return _row(question, adapter.name, k, scored, latency_ms)
 

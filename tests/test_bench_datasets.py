@@ -7,8 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from benchmarks.datasets import load_dataset, select_questions
+from benchmarks.datasets import LocomoEvidence, load_dataset, parse_locomo_evidence, select_questions
 from refind.errors import InvalidInput
 from refind.io import read_json
 
@@ -39,6 +41,8 @@ def test_locomo(shared_data: Path) -> None:
     assert dict(ds.skipped) == {"no_evidence": 2, "unresolved_evidence": 2}
     assert len(ds.questions) + sum(ds.skipped.values()) == total
     assert ds.notes["evidence_spelling_normalized"] == 2  # "D8:6; D9:17" and "D:11:26"
+    # the dev split holds no evidence range: the range notes are reported, and zero
+    assert (ds.notes["evidence_range_expanded"], ds.notes["evidence_range_turns_added"]) == (0, 0)
     assert ds.turn_level
     assert Counter(q.type for q in ds.questions) == {
         "single-hop": 417,
@@ -120,6 +124,105 @@ def test_locomo_evidence_rules(tmp_path: Path) -> None:
     assert dict(ds.skipped) == {"unresolved_evidence": 2, "no_evidence": 1}
     assert ds.notes["evidence_spelling_normalized"] == 2
     assert ds.questions[0].id == "c1/qa0"
+
+
+@pytest.mark.parametrize(
+    ("text", "turns", "ends", "ranges", "canonical"),
+    [
+        ("D12:3", ["D12:3"], ["D12:3"], 0, True),
+        ("D12:3-D12:5", ["D12:3", "D12:4", "D12:5"], ["D12:3", "D12:5"], 1, True),
+        ("D12:3 - D12:5", ["D12:3", "D12:4", "D12:5"], ["D12:3", "D12:5"], 1, False),
+        ("D12:3-5", ["D12:3", "D12:4", "D12:5"], ["D12:3", "D12:5"], 1, False),
+        ("D12:3\u2013D12:5", ["D12:3", "D12:4", "D12:5"], ["D12:3", "D12:5"], 1, False),
+        ("D12:3-D12:3", ["D12:3"], ["D12:3"], 1, True),
+        ("D8:6; D9:17", ["D8:6", "D9:17"], ["D8:6", "D9:17"], 0, False),
+        ("D:11:26", ["D11:26"], ["D11:26"], 0, False),
+        (
+            "D12:11-D12:14;D13:25-D13:33",
+            [f"D12:{t}" for t in range(11, 15)] + [f"D13:{t}" for t in range(25, 34)],
+            ["D12:11", "D12:14", "D13:25", "D13:33"],
+            2,
+            False,
+        ),
+        ("D1:2, D1:1-D1:3", ["D1:2", "D1:1", "D1:3"], ["D1:2", "D1:1", "D1:3"], 1, False),
+    ],
+)
+def test_locomo_evidence_parsing(
+    text: str, turns: list[str], ends: list[str], ranges: int, canonical: bool
+) -> None:
+    assert parse_locomo_evidence(text) == LocomoEvidence(tuple(turns), tuple(ends), ranges, canonical)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("D", "unresolved_evidence"),
+        ("", "unresolved_evidence"),
+        ("D12:5-D12:3", "unresolved_evidence_range"),  # backwards
+        ("D12:3-D13:2", "unresolved_evidence_range"),  # across sessions
+        ("D12:3-D13", "unresolved_evidence_range"),  # a dash that names no end
+        ("D12:3-", "unresolved_evidence_range"),
+    ],
+)
+def test_locomo_evidence_that_cannot_be_read(text: str, reason: str) -> None:
+    assert parse_locomo_evidence(text) == reason
+
+
+@given(
+    st.integers(1, 40),
+    st.integers(1, 60),
+    st.integers(0, 30),
+    st.sampled_from(["-", " - ", "\u2013", "- "]),
+    st.booleans(),
+)
+def test_locomo_range_means_every_turn_in_it(
+    session: int, first: int, span: int, dash: str, short: bool
+) -> None:
+    last = first + span
+    end = str(last) if short else f"D{session}:{last}"
+    read = parse_locomo_evidence(f"D{session}:{first}{dash}{end}")
+    assert isinstance(read, LocomoEvidence)
+    assert read.turns == tuple(f"D{session}:{t}" for t in range(first, last + 1))
+    assert read.ranges == 1 and len(read.ends) == min(2, span + 1)
+    assert read.canonical == (dash == "-" and not short)
+
+
+def test_locomo_evidence_ranges_in_the_loader(tmp_path: Path) -> None:
+    conv = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann" if i % 2 else "Bob", "dia_id": f"D1:{i}", "text": f"turn {i} of session one"}
+            for i in range(1, 7)
+        ],
+        "session_2_date_time": "2:00 pm on 9 May, 2023",
+        "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Her name is Miso."}],
+    }
+    evidence = [
+        ["D1:2-D1:5"],  # 4 turns, 2 more than its ends
+        ["D1:1-D1:3; D2:1"],  # 4 turns, 1 more; not canonical
+        ["D1:4 - D1:6", "D1:5"],  # 3 turns, the middle one also named: 0 more
+        ["D1:5-D1:9"],  # D1:7-D1:9 do not exist: skipped
+        ["D1:5-D2:1"],  # across sessions: skipped
+        ["D1:3-D1:1"],  # backwards: skipped
+    ]
+    qa = [
+        {"question": f"q{i}", "answer": "a", "evidence": ev, "category": 4} for i, ev in enumerate(evidence)
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "c1", "conversation": conv, "qa": qa}]))
+    ds = load_dataset("locomo", path)
+    assert [q.gold_turns for q in ds.questions] == [
+        ("D1:2", "D1:3", "D1:4", "D1:5"),
+        ("D1:1", "D1:2", "D1:3", "D2:1"),
+        ("D1:4", "D1:5", "D1:6"),
+    ]
+    assert ds.questions[1].gold_sessions == ("session_1", "session_2")
+    assert dict(ds.skipped) == {"unresolved_evidence": 1, "unresolved_evidence_range": 2}
+    assert ds.notes["evidence_range_expanded"] == 3
+    assert ds.notes["evidence_range_turns_added"] == 2 + 1 + 0
+    assert ds.notes["evidence_spelling_normalized"] == 2  # "D1:1-D1:3; D2:1" and "D1:4 - D1:6"
 
 
 def test_coding_life_gold_must_exist(tmp_path: Path) -> None:

@@ -61,6 +61,38 @@ def test_turn_recall_counts_only_items_that_fit_whole() -> None:
         m.turn_recall_at_budget(turns, tokens, set(), 1000)
 
 
+def test_packed_turn_recall_reads_the_delivered_turns() -> None:
+    gold = {"t1", "t3", "t4"}
+    assert m.packed_turn_recall({"t1", "t2"}, gold) == pytest.approx(1 / 3)
+    assert m.packed_turn_recall(frozenset(), gold) == 0.0
+    assert m.packed_turn_recall(["t4", "t3", "t1", "t9"], gold) == 1.0
+    with pytest.raises(ValueError):
+        m.packed_turn_recall({"t1"}, set())
+
+
+def test_score_question_with_packed_evidence() -> None:
+    # ranked items: t1 (600), t2 (600), t3 (600); the packed evidence is the adapter's own choice
+    packed = {1000: {"t3"}, 2000: {"t3"}, 4000: {"t1", "t2", "t3"}}
+    row = m.score_question(
+        ["s1", "s2", "s1"],
+        [("t1",), ("t2",), ("t3",)],
+        [600, 600, 600],
+        ["s1"],
+        ["t1", "t3"],
+        5,
+        packed_turns=packed,
+        packed_tokens={1000: 990, 2000: 1300, 4000: 1900},
+    )
+    # the ranked items: t1 within 1,000 tokens, all three (1,800) within 2,000
+    assert row["turn_recall_at_budget"] == {"1000": 0.5, "2000": 1.0, "4000": 1.0}
+    assert row["packed_turn_recall_at_budget"] == {"1000": 0.5, "2000": 0.5, "4000": 1.0}
+    assert row["packed_tokens_at_budget"] == {"1000": 990, "2000": 1300, "4000": 1900}
+    unpacked = m.score_question(["s1"], [("t1",)], [10], ["s1"], ["t1"], 5)
+    assert unpacked["packed_turn_recall_at_budget"] is None and unpacked["packed_tokens_at_budget"] is None
+    no_turn_gold = m.score_question(["s1"], [("t1",)], [10], ["s1"], None, 5, packed_turns=packed)
+    assert no_turn_gold["packed_turn_recall_at_budget"] is None
+
+
 def test_percentile_interpolates_like_numpy() -> None:
     assert m.percentile([4, 1, 3, 2], 50) == pytest.approx(2.5)
     assert m.percentile([1, 2, 3, 4], 95) == pytest.approx(3.85)
@@ -85,6 +117,8 @@ def test_score_question_with_and_without_gold() -> None:
     assert abstain["evidence_tokens"] == 10
     failed = m.failed_question(["s1"], ["a"])
     assert failed["recall_at_k"] == 0.0 and failed["turn_recall_at_budget"]["4000"] == 0.0
+    assert failed["packed_turn_recall_at_budget"] == {"1000": 0.0, "2000": 0.0, "4000": 0.0}
+    assert failed["packed_tokens_at_budget"] == {"1000": 0, "2000": 0, "4000": 0}
 
 
 def _row(qtype: str, p: float, latency: float, abstention: bool = False) -> dict:
@@ -104,7 +138,28 @@ def test_aggregate_by_type_and_abstention_apart() -> None:
     assert out["by_type"]["x"]["latency_p50_ms"] == pytest.approx(1.5)
     assert out["abstention"]["n"] == 1
     assert out["turn_recall_at_budget"] is None
+    assert out["packed_turn_recall_at_budget"] is None and out["packed_over_budget"] is None
     assert out["errors"] == 0
+
+
+def test_aggregate_packed_means_and_over_budget() -> None:
+    def row(qtype: str, packed: dict[int, set[str]], tokens: dict[int, int]) -> dict:
+        base = m.score_question(
+            ["s1"], [("a",)], [10], ["s1"], ["a", "b"], 5, packed_turns=packed, packed_tokens=tokens
+        )
+        return base | {"type": qtype, "abstention": False, "latency_ms": 1.0, "status": "ok"}
+
+    rows = [
+        row("x", {1000: set(), 2000: {"a"}, 4000: {"a", "b"}}, {1000: 0, 2000: 900, 4000: 3000}),
+        row("y", {1000: {"a"}, 2000: {"a"}, 4000: {"a"}}, {1000: 1200, 2000: 1200, 4000: 1200}),
+    ]
+    out = m.aggregate(rows)
+    assert out["turn_recall_at_budget"] == {"1000": 0.5, "2000": 0.5, "4000": 0.5}  # item "a", 10 tokens
+    assert out["packed_turn_recall_at_budget"] == {"1000": 0.25, "2000": 0.5, "4000": 0.75}
+    assert out["packed_tokens_at_budget"] == {"1000": 600, "2000": 1050, "4000": 2100}
+    assert out["packed_over_budget"] == 1  # question y's 1,200 tokens at B = 1,000
+    assert out["by_type"]["x"]["packed_turn_recall_at_budget"] == {"1000": 0.0, "2000": 0.5, "4000": 1.0}
+    assert out["by_type"]["y"]["packed_over_budget"] == 1 and out["by_type"]["x"]["packed_over_budget"] == 0
 
 
 ids = st.sampled_from(list("abcdefghij"))

@@ -23,6 +23,7 @@ ADAPTER_KEYS = {
     "latency_p95_ms",
     "evidence_tokens_mean",
     "turn_recall_at_budget",
+    "packed_turn_recall_at_budget",
     "by_type",
 }
 
@@ -69,6 +70,7 @@ def test_coding_life_smoke_schema_and_determinism(shared_data: Path, tmp_path: P
     for stats in summary["adapters"].values():
         assert set(stats) >= ADAPTER_KEYS
         assert stats["turn_recall_at_budget"] is None  # coding-life has no turn gold
+        assert stats["packed_turn_recall_at_budget"] is None
         assert sum(t["n"] for t in stats["by_type"].values()) == 15
         for t in stats["by_type"].values():
             assert set(t) >= ADAPTER_KEYS - {"by_type"}
@@ -100,7 +102,17 @@ def test_locomo_smoke_has_turn_budgets(shared_data: Path, tmp_path: Path) -> Non
         assert set(stats["turn_recall_at_budget"]) == {"1000", "2000", "4000"}
         budgets = [stats["turn_recall_at_budget"][b] for b in ("1000", "2000", "4000")]
         assert budgets == sorted(budgets)  # a larger budget never covers fewer turns
+        assert set(stats["packed_turn_recall_at_budget"]) == {"1000", "2000", "4000"}
+        assert stats["packed_over_budget"] == 0  # the first-fit packer stays within B
+        for t in stats["by_type"].values():
+            assert set(t["packed_turn_recall_at_budget"]) == {"1000", "2000", "4000"}
     assert all(r["n_gold_turns"] >= 1 for r in rows)
+    for r in rows:
+        assert set(r["packed_turn_recall_at_budget"]) == {"1000", "2000", "4000"}
+        assert all(r["packed_tokens_at_budget"][b] <= int(b) for b in ("1000", "2000", "4000"))
+    card = (tmp_path / "scorecard.md").read_text()
+    assert "| turns@1000 | turns@2000 | turns@4000 | packed@1000 | packed@2000 | packed@4000 |" in card
+    assert "packed tokens@1000" in card
 
 
 def test_longmemeval_smoke_reports_abstention_apart(shared_data: Path, tmp_path: Path) -> None:

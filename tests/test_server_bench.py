@@ -22,8 +22,15 @@ from tests.server_helpers import ROOT, clean_env
 
 
 def _without_latency(value: Any) -> Any:
+    """Everything but latencies and the packed-evidence metrics, which differ by design: refind packs its
+    own evidence for a budget (``Memory.search(..., max_tokens=B)``), while the leaderboard sends ``/search`` no
+    budget, so refind-http's blocks are packed like a hit list (see ``test_http_adapter_packs_like_a_hit_list``)."""
     if isinstance(value, dict):
-        return {k: _without_latency(v) for k, v in value.items() if "latency" not in k}
+        return {
+            k: _without_latency(v)
+            for k, v in value.items()
+            if "latency" not in k and not k.startswith("packed_")
+        }
     return value
 
 
@@ -73,6 +80,41 @@ def test_http_adapter_equals_in_process_on_locomo(shared_data: Path, tmp_path: P
         tmp_path, "--dataset", "locomo", "--data", str(shared_data / "locomo10_dev.json"), "--limit", "3"
     )
     _same_numbers(summary)
+
+
+def test_http_adapter_packs_like_a_hit_list(shared_data: Path, tmp_path: Path, quiet_env: None) -> None:
+    """The leaderboard sends ``/search`` no budget: refind-http's packed evidence is its blocks in rank order, first fit,
+    i.e. what :func:`benchmarks.packing.pack_in_order` makes of the in-process adapter's blocks."""
+    from benchmarks import adapters as registry
+    from benchmarks import metrics
+    from benchmarks.adapters.base import AdapterConfig
+    from benchmarks.datasets import load_dataset
+    from benchmarks.packing import pack_in_order
+    from refind.tokens import count_tokens
+
+    data = shared_data / "locomo10_dev.json"
+    out = tmp_path / "out"
+    args = ["--dataset", "locomo", "--data", str(data), "--limit", "3", "--adapters", "refind-http"]
+    assert runner.main([*args, "--out", str(out), "--no-plot", "--quiet"]) == 0
+    rows = [json.loads(line) for line in (out / "scores.ndjson").read_text().splitlines()]
+    ds = load_dataset("locomo", data)
+    questions = ds.questions[:3]
+    assert {q.haystack for q in questions} == {questions[0].haystack}  # one conversation
+    sessions = dict(ds.haystacks({q.haystack for q in questions}))
+    adapter = registry.create("refind")
+    state = adapter.init(sessions[questions[0].haystack], AdapterConfig("locomo", 5, turn_level=True))
+    try:
+        for q, row in zip(questions, rows, strict=True):
+            items = adapter.query(q, state, 5)
+            tokens = [count_tokens(i.text) for i in items]
+            for b in metrics.BUDGETS:
+                packed = pack_in_order(items, tokens, b)
+                assert row["packed_tokens_at_budget"][str(b)] == packed.tokens <= b
+                assert row["packed_turn_recall_at_budget"][str(b)] == pytest.approx(
+                    metrics.packed_turn_recall(packed.turn_ids, q.gold_turns), abs=1e-6
+                )
+    finally:
+        adapter.teardown(state)
 
 
 def _children(pid: int) -> list[int]:

@@ -8,6 +8,11 @@
 | ``refind-llm`` | ``Memory.search`` with the LLM agent | no: OpenAI-compatible endpoint |
 | ``refind-http`` | ``refind``'s search through the HTTP service (``/add``, ``/search``), a sandboxed server per haystack | yes |
 | ``vector`` | OpenAI ``text-embedding-3-small``, cosine | no: OpenAI-compatible endpoint |
+
+Packed for a reader's budget (``packed_turn_recall_at_budget``): ``refind`` and ``refind-llm`` pack their own
+evidence (``Memory.search(..., max_tokens=B)``); the others have no packer, and the runner hands over their
+ranked items in rank order, first fit (:mod:`benchmarks.packing`). ``refind-http`` is among those: the
+service's ``/search`` takes no token budget, so its blocks are packed like hits.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ returns None; the runner then skips it with that one-line reason instead of fail
 A ranked item is one piece of evidence as the adapter would hand it to a reader: the session it comes
 from, the message ids (turns) it carries when it has them, a score, and its rendered text (whose tokens
 are counted). Session metrics read the session order of the items; turn metrics read their turn ids.
+
+An adapter that packs its own evidence for a reader's token budget has ``pack(question, state, k, items,
+budgets)``, called after ``query`` (untimed) on questions with turn gold, returning a
+:class:`PackedEvidence` per budget: exactly what a reader would get for that many tokens. Without it
+the runner packs the ranked items with :func:`benchmarks.packing.pack_in_order` (first fit, rank order).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from benchmarks.datasets import Question, Session
 
-__all__ = ["Adapter", "AdapterConfig", "RankedItem", "render_message"]
+__all__ = ["Adapter", "AdapterConfig", "PackedEvidence", "RankedItem", "render_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +32,18 @@ class RankedItem:
     score: float
     text: str
     turn_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PackedEvidence:
+    """The evidence a reader gets for one token budget: the exact ``text``, its ``tokens``
+    (:func:`refind.tokens.count_tokens`), the ids of the turns it carries and how many items (refind:
+    evidence blocks) it holds. A turn the packer cut to a passage is still carried."""
+
+    text: str
+    tokens: int
+    turn_ids: frozenset[str]
+    items: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,10 @@ a refind extension). The contract carries no message ids, so the server numbers 
 0, 1, ... in the order sent; an item's id ``session#first-last`` maps back to the harness's message ids by
 position. Search asks ``top_k=1000`` (the service's maximum), so the items are the whole evidence, as the
 in-process adapter returns it; an item's text is the server's ``content``.
+
+For a reader's token budget the items are packed like any hit list (rank order, first fit;
+:mod:`benchmarks.packing`): that is what the leaderboard gets, since it never sends ``max_tokens`` (a refind
+extension of ``POST /search`` that packs as ``SearchResult.to_text`` does).
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@ one-line reason. Everything that touches that API is in :meth:`RefindAdapter._se
 Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
 blocks); each is rendered exactly as refind renders it for a prompt (``SearchResult.render_block``:
 session header with its date, speaker-prefixed turns, context turns cut to ``context_tokens``).
+
+Packed for a reader's budget B (:meth:`RefindAdapter.pack`), the evidence is refind's own: the
+question's search packed with ``SearchResult.packed(B)``, which is what ``Memory.search(...,
+max_tokens=B)`` returns (a test asserts it on real data); its text is ``to_text()`` and its turns those of
+the blocks it holds (a turn refind cut, to ``context_tokens`` or to a passage, still counts). One search
+serves every budget, so ``refind-llm`` is packed from the very plan it was scored on.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.adapters.base import AdapterConfig, RankedItem
+from benchmarks.adapters.base import AdapterConfig, PackedEvidence, RankedItem
 from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
+from refind.tokens import count_tokens
 
-__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured"]
+__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured", "packed"]
 
 
 def openai_configured() -> bool:
@@ -36,6 +43,7 @@ def openai_configured() -> bool:
 @dataclass
 class _State:
     memory: Any
+    last: tuple[str, Any] | None = None  # (question id, its SearchResult) for pack()
 
 
 def _items(result: Any) -> list[RankedItem]:
@@ -49,6 +57,17 @@ def _items(result: Any) -> list[RankedItem]:
         )
         for b in blocks
     ]
+
+
+def packed(result: Any) -> PackedEvidence:
+    """A budgeted ``SearchResult`` as the reader gets it: its text, tokens, turns and blocks."""
+    text = result.to_text()
+    return PackedEvidence(
+        text=text,
+        tokens=count_tokens(text),
+        turn_ids=frozenset(str(t.id) for b in result.evidence for t in b.turns),
+        items=len(result.evidence),
+    )
 
 
 class RefindAdapter:
@@ -65,11 +84,29 @@ class RefindAdapter:
     def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
         return _State(open_haystack(sessions))
 
-    def _search(self, state: _State, question: Question, k: int) -> Any:
-        return state.memory.search(question.text, _USER, now=question.now, top_k=k)
+    def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
+        return state.memory.search(question.text, _USER, now=question.now, top_k=k, max_tokens=max_tokens)
 
     def query(self, question: Question, state: _State, k: int) -> list[RankedItem]:
-        return _items(self._search(state, question, k))
+        result = self._search(state, question, k)
+        state.last = (question.id, result)
+        return _items(result)
+
+    def pack(
+        self,
+        question: Question,
+        state: _State,
+        k: int,
+        items: Sequence[RankedItem],
+        budgets: Sequence[int],
+    ) -> dict[int, PackedEvidence]:
+        """What refind hands a reader for each budget: the question's result packed for it
+        (``SearchResult.packed(B)``, equal to ``Memory.search(..., max_tokens=B)``)."""
+        if state.last is not None and state.last[0] == question.id:
+            result = state.last[1]
+        else:
+            result = self._search(state, question, k)
+        return {b: packed(result.packed(b)) for b in budgets}
 
     def teardown(self, state: _State) -> None:
         state.memory.close()
@@ -99,5 +136,7 @@ class RefindLLMAdapter(RefindAdapter):
         self._agent = refind.LLMAgent()  # type: ignore[attr-defined]
         return super().init(sessions, config)
 
-    def _search(self, state: _State, question: Question, k: int) -> Any:
-        return state.memory.search(question.text, _USER, now=question.now, top_k=k, agent=self._agent)
+    def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
+        return state.memory.search(
+            question.text, _USER, now=question.now, top_k=k, agent=self._agent, max_tokens=max_tokens
+        )
