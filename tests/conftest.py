@@ -1,4 +1,4 @@
-"""Shared fixtures: real Lucene indexes in tmp_path, real data from ../shared/data."""
+"""Shared fixtures: real Lucene indexes in tmp_path, real data from ../shared/data, a real OpenSearch node."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import refind
+from tests.opensearch_helpers import DevCluster, start_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("REFIND_SHARED_DATA") or ROOT.parent / "shared" / "data")
@@ -48,3 +49,11 @@ def locomo(shared_data: Path) -> Iterator[refind.Memory]:
     mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == "conv-26")
     yield mem
     mem.close()
+
+
+@pytest.fixture(scope="session")
+def opensearch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
+    """A real 1-node OpenSearch dev cluster for the whole session (tests/opensearch_helpers.py): started on
+    first use, stopped at the end; skipped when Java or mvn is missing unless REFIND_REQUIRE_OPENSEARCH=1."""
+    with start_cluster(tmp_path_factory.mktemp("opensearch"), nodes=1) as cluster:
+        yield cluster
