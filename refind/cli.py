@@ -25,8 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from rich.table import Table
 from rich.text import Text
 
 import refind
-from refind.io import iter_sessions
+from refind.io import DEFAULT_USER, FORMATS, iter_sessions
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]
 
@@ -48,7 +47,6 @@ EXIT_USAGE = 2  # click's usage errors
 EXIT_INTERNAL = 3  # anything unexpected (a bug): one line, or the traceback with REFIND_DEBUG=1
 EXIT_INTERRUPTED = 130
 
-_FORMATS = ("locomo", "longmemeval", "jsonl")
 _AGENTS = ("heuristic", "llm")
 _AGENT_HELP = (
     "Who plans the rounds: heuristic (offline) or llm (an OpenAI-compatible model: set REFIND_LLM_API_KEY "
@@ -167,13 +165,13 @@ def _agent(name: str) -> refind.Agent | None:
 
 
 @main.command("import", context_settings=_CONTEXT)
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_FORMATS),
+    type=click.Choice(FORMATS),
     default=None,
-    help="Format of PATH. Default: detected (.jsonl is jsonl; LoCoMo and LongMemEval JSON by their keys).",
+    help="Format of PATH. Default: detected from its name and first bytes.",
 )
 @click.option(
     "--user",
@@ -181,9 +179,30 @@ def _agent(name: str) -> refind.Agent | None:
     help="Import only this user's sessions: a LoCoMo sample_id (conv-26), a LongMemEval question_id, "
     "or a JSONL user_id.",
 )
-@click.option("--as-user", default=None, help="Store the imported sessions under this user id instead.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--as-user",
+    default=None,
+    help="Store the imported sessions under this user id instead. A ChatGPT, Claude or Claude Code "
+    f"history is stored as user '{DEFAULT_USER}' unless given.",
+)
+@click.option(
+    "--rescan", is_flag=True, help="Read everything again, ignoring what earlier imports of PATH recorded."
+)
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: import what is new in PATH every --interval seconds (growing session logs are read "
+    "from where the last pass stopped). Stop with Ctrl-C.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds between passes of --watch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (one object per pass).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar; with --watch, only passes that wrote.")
 @click.pass_context
 def import_cmd(
     ctx: click.Context,
@@ -191,88 +210,104 @@ def import_cmd(
     fmt: str | None,
     user: str | None,
     as_user: str | None,
+    rescan: bool,
+    watch: bool,
+    interval: float,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Import the chat log at PATH into the index.
+    """Import the chat history at PATH into the index.
 
-    Formats: LoCoMo JSON (one user per conversation), LongMemEval JSON or .json.gz (one user per
-    question's haystack), and JSONL, one message per line:
+    Formats (--format; detected when not given):
 
-        {"user_id": "maya", "session_id": "2024-05-08", "role": "user", "content": "...",
-         "timestamp": "2024-05-08T22:10:00Z", "id": "2024-05-08:0"}
+    \b
+      chatgpt      a ChatGPT data export: conversations.json, or the export .zip
+      claude       a Claude.ai data export: conversations.json, or the export .zip
+      claude-code  Claude Code session logs: ~/.claude/projects, a project directory or one
+                   <session>.jsonl
+      jsonl        one message per line: {"user_id", "session_id", "role", "content",
+                   "timestamp"?, "id"?}
+      locomo       LoCoMo JSON (one user per conversation)
+      longmemeval  LongMemEval JSON or .json.gz (one user per question's haystack)
 
-    Messages with an id replace the stored message with that id, so importing a file twice adds
-    nothing the second time. Empty messages are skipped and counted.
+    Importing the same PATH again writes only what is new: files that have not changed are not read,
+    growing logs are read from where the last import stopped, and conversations that grew get their new
+    messages appended (the record is import-state.json in the index directory). Records that cannot be
+    read are counted and named in the summary; the rest is imported.
     """
     from tqdm import tqdm
 
-    from refind.io import detect_format
+    from refind.io import detect_format, import_path
+    from refind.io import watch as watch_passes
 
     fmt = fmt or detect_format(path)
-    skipped: Counter[str] = Counter()
-    users: Counter[str] = Counter()
-    started = time.perf_counter()
     with _open(ctx, read_only=False) as mem:
         bar = tqdm(
             desc=f"importing {path.name}",
             unit=" msg",
             file=sys.stderr,
-            disable=True if quiet or as_json else None,  # None: only on a terminal
+            disable=True if quiet or as_json or watch else None,  # None: only on a terminal
             dynamic_ncols=True,
         )
+        options: dict[str, Any] = {"user": user, "as_user": as_user, "rescan": rescan, "progress": bar.update}
         try:
-            logs = _selected(iter_sessions(path, fmt, skipped), user, as_user, skipped, users)  # type: ignore[arg-type]
-            result = mem.import_sessions(logs, progress=bar.update)
+            if not watch:
+                summary = import_path(mem, path, fmt, **options)  # type: ignore[arg-type]
+            else:
+                err.print(f"Watching {path} every {interval:g} s (Ctrl-C stops).", soft_wrap=True)
+                try:
+                    for i, summary in enumerate(watch_passes(mem, path, fmt, interval=interval, **options)):  # type: ignore[arg-type]
+                        if i == 0 or summary.sessions or summary.problems or not quiet:
+                            _print_import(summary, as_json, brief=i > 0)
+                except KeyboardInterrupt:
+                    ctx.exit(0)
+                return
         finally:
             bar.close()
-        index = str(mem.path)
-    if user is not None and not users:
+    if user is not None and not summary.users:
         raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
-    summary = {
-        "path": str(path),
-        "format": fmt,
-        "index": index,
-        "sessions": result.sessions,
-        "added": result.added,
-        "replaced": result.replaced,
-        "users": sorted(users),
-        "skipped": dict(sorted(skipped.items())),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+    _print_import(summary, as_json)
+
+
+def _print_import(summary: Any, as_json: bool, *, brief: bool = False) -> None:
+    """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON."""
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(summary.model_dump_json(indent=None if brief else 2))
         return
-    out.print(Text.assemble(("Imported ", ""), (path.name, "bold"), f" ({fmt}) into {index}"))
+    if brief:
+        when = datetime.now().strftime("%H:%M:%S")
+        line = f"{when}  {_plural(summary.sessions, 'session')} written, {summary.added} messages added" + (
+            f", {_plural(len(summary.problems), 'unreadable record')}" if summary.problems else ""
+        )
+        out.print(line)
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        return
+    name = Path(summary.path).name or summary.path
+    out.print(Text.assemble(("Imported ", ""), (name, "bold"), f" ({summary.format}) into {summary.index}"))
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
-    table.add_row("sessions", str(result.sessions))
-    table.add_row("messages", f"{result.added} added, {result.replaced} replaced")
-    shown = ", ".join(sorted(users)[:5]) + (", ..." if len(users) > 5 else "")
+    table.add_row(
+        "sessions", f"{summary.sessions} written, {summary.unchanged} unchanged since the last import"
+    )
+    table.add_row("messages", f"{summary.added} added, {summary.replaced} replaced")
+    users = summary.users
+    shown = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
     table.add_row("users", f"{len(users)} ({shown})" if users else "0")
-    table.add_row("skipped", _skipped_text(skipped))
-    table.add_row("time", f"{summary['seconds']:.1f} s")
+    if summary.files + summary.files_unchanged > 1 or summary.files_unchanged:
+        table.add_row("files", f"{summary.files} read, {summary.files_unchanged} unchanged")
+    table.add_row("skipped", _skipped_text(summary.skipped))
+    table.add_row("time", f"{summary.seconds:.1f} s")
     out.print(table)
+    if summary.problems:
+        out.print(Text("Could not read:", style="yellow"))
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        more = summary.skipped.get("unreadable_lines", 0) + summary.skipped.get("unreadable_conversations", 0)
+        if more > len(summary.problems):
+            out.print(f"  ... and {more - len(summary.problems)} more")
 
 
-def _selected(
-    logs: Iterator[Any],
-    user: str | None,
-    as_user: str | None,
-    skipped: Counter[str],
-    users: Counter[str],
-) -> Iterator[Any]:
-    """The sessions (``refind.io`` SessionLogs) to import: only ``user``'s, renamed to ``as_user``."""
-    for log in logs:
-        if user is not None and log.user_id != user:
-            skipped["sessions_of_other_users"] += 1
-            continue
-        if as_user is not None:
-            log = log.model_copy(update={"user_id": as_user})
-        users[log.user_id] += 1
-        yield log
-
-
-def _skipped_text(skipped: Counter[str]) -> str:
+def _skipped_text(skipped: dict[str, int]) -> str:
     if not skipped:
         return "nothing"
     return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(skipped.items()))

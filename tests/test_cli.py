@@ -104,22 +104,28 @@ def test_usage_errors_exit_2() -> None:
 # ---------------------------------------------------------------------------------------------- import
 
 
-def test_import_reports_and_a_second_import_replaces(tmp_path: Path) -> None:
+def test_import_reports_a_second_import_skips_and_a_rescan_replaces(tmp_path: Path) -> None:
     data = str(tmp_path / "index")
     first = run("--data", data, "import", str(HISTORY), "--quiet")
     assert first.exit_code == 0, first.output
     assert "chat_history.jsonl (jsonl)" in first.stdout
     assert f"{N_MESSAGES} added, 0 replaced" in first.stdout
+    assert "16 written, 0 unchanged" in first.stdout
     assert "1 (maya)" in first.stdout
     assert "nothing" in first.stdout  # skipped
     second = run("--data", data, "import", str(HISTORY), "--json")
     assert second.exit_code == 0, second.output
     summary = json.loads(second.stdout)
     assert summary["format"] == "jsonl"
-    assert summary["sessions"] == 16
-    assert (summary["added"], summary["replaced"]) == (0, N_MESSAGES)
+    assert (summary["sessions"], summary["unchanged"], summary["files_unchanged"]) == (0, 16, 1)
+    assert (summary["added"], summary["replaced"]) == (0, 0)
     assert summary["users"] == ["maya"]
     assert summary["index"] == str(Path(data).resolve())
+    rescan = json.loads(run("--data", data, "import", str(HISTORY), "--rescan", "--json").stdout)
+    assert rescan["sessions"] == 16
+    assert (rescan["added"], rescan["replaced"]) == (0, N_MESSAGES)
+    stats = json.loads(run("--data", data, "stats", "--json").stdout)
+    assert stats["per_user"] == {"maya": N_MESSAGES}
 
 
 def test_import_one_locomo_conversation_under_another_name(tmp_path: Path, shared_data: Path) -> None:
