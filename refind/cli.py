@@ -74,7 +74,7 @@ class _Group(click.Group):
     """Turns every refind error into one line on stderr and a stable exit code; lists the commands in the
     order a newcomer uses them."""
 
-    order = ("demo", "import", "search", "serve", "stats", "delete-user")
+    order = ("demo", "import", "search", "mcp", "serve", "stats", "delete-user")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         known = [name for name in self.order if name in self.commands]
@@ -258,7 +258,7 @@ def import_cmd(
                 try:
                     for i, summary in enumerate(watch_passes(mem, path, fmt, interval=interval, **options)):  # type: ignore[arg-type]
                         if i == 0 or summary.sessions or summary.problems or not quiet:
-                            _print_import(summary, as_json, brief=i > 0)
+                            _print_import(summary, as_json, brief=i > 0, one_line=True)
                 except KeyboardInterrupt:
                     ctx.exit(0)
                 return
@@ -269,10 +269,11 @@ def import_cmd(
     _print_import(summary, as_json)
 
 
-def _print_import(summary: Any, as_json: bool, *, brief: bool = False) -> None:
-    """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON."""
+def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line: bool = False) -> None:
+    """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON
+    (one line per pass with --watch)."""
     if as_json:
-        click.echo(summary.model_dump_json(indent=None if brief else 2))
+        click.echo(summary.model_dump_json(indent=None if one_line else 2))
         return
     if brief:
         when = datetime.now().strftime("%H:%M:%S")
@@ -650,6 +651,52 @@ def serve(
     try:
         run_server(_data_dir(ctx), **options)
     except KeyboardInterrupt:  # the service has shut down cleanly
+        ctx.exit(EXIT_INTERRUPTED)
+
+
+# ---------------------------------------------------------------------------------------------- mcp
+
+
+@main.command("mcp", context_settings=_CONTEXT)
+@click.option(
+    "--user",
+    default=DEFAULT_USER,
+    show_default=True,
+    help="Whose history the tools search (imports of ChatGPT, Claude and Claude Code histories use 'me').",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio: the host starts `refind mcp` itself; http: streamable HTTP at http://HOST:PORT/mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (http).")
+@click.option(
+    "--allow-add",
+    is_flag=True,
+    help="Also offer add_messages, so the model can save messages (opens the index for writing).",
+)
+@click.pass_context
+def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, allow_add: bool) -> None:
+    """Serve the index to an AI agent over the Model Context Protocol.
+
+    Tools: search (a question; several keyword rounds with time filters), keyword_search (words and
+    optional dates), read_turns (the turns around a hit) and, with --allow-add, add_messages. Read-only by
+    default, so it runs beside `refind import --watch`. Over stdio nothing but the protocol is written to
+    stdout; logs go to stderr. Needs the mcp extra: pip install 'refind[mcp]'. Configuration for Claude
+    Desktop, Claude Code and other hosts: docs/mcp.md.
+    """
+    try:
+        from refind.mcp import serve as run_mcp
+    except ImportError as exc:
+        if exc.name is not None and (exc.name == "mcp" or exc.name.startswith("mcp.")):
+            raise _Failure("the MCP server needs the mcp SDK: pip install 'refind[mcp]'") from None
+        raise
+    try:
+        run_mcp(_data_dir(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
 
 
