@@ -3,13 +3,17 @@ yield, the counter of skipped records, and small text helpers for markers."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import gzip
 import json
 import zipfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 from pydantic import ValidationError
 
 from refind.errors import InvalidInput
@@ -77,11 +81,13 @@ def read_json(path: str | Path, member: str | None = None) -> Any:
     try:
         if member is not None:
             with zipfile.ZipFile(p) as zf, zf.open(member) as fh:
-                return json.load(fh)
-        if p.suffix == ".gz":
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                return json.load(fh)
-        return json.loads(p.read_bytes())
+                raw = fh.read()
+        elif p.suffix == ".gz":
+            with gzip.open(p, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = p.read_bytes()
+        return _loads(raw)
     except FileNotFoundError as exc:
         raise InvalidInput(f"{p}: no such file") from exc
     except KeyError as exc:
@@ -91,6 +97,31 @@ def read_json(path: str | Path, member: str | None = None) -> Any:
     except (OSError, ValueError) as exc:
         where = f"{p}:{member}" if member else str(p)
         raise InvalidInput(f"{where}: not readable as JSON ({exc})") from exc
+
+
+def _loads(raw: bytes) -> Any:
+    """JSON decoding by pydantic-core's parser (a third faster than ``json.loads``), with the cyclic garbage
+    collector paused: decoding builds millions of objects, none of them in a cycle, and the collections
+    their allocation triggers took half the time of a 50 MB export."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pydantic_core.from_json(raw)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects alive now (a whole decoded export) out of the garbage collector's passes while
+    converting them: with a 50 MB tree alive, each full collection walks all of it, which cost a quarter of
+    the conversion time. ``gc.freeze`` moves them to the permanent generation; they return at the end."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def parse_date(text: str | None, where: str) -> int | None:
@@ -107,6 +138,15 @@ def message(raw: dict[str, Any], where: str) -> Message:
         return Message.parse(raw)
     except ValidationError as exc:
         raise InvalidInput(validation_message(exc, prefix=where)) from exc
+
+
+def make_message(
+    role: str, content: str, timestamp: int | None, message_id: str, speaker: str | None = None
+) -> Message:
+    """A validated :class:`Message` (an invalid value raises pydantic's ValidationError naming the field)."""
+    return Message.model_validate(
+        {"role": role, "content": content, "timestamp": timestamp, "speaker": speaker, "id": message_id}
+    )
 
 
 def seconds_to_ms(value: Any) -> int | None:

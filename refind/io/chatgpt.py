@@ -37,7 +37,9 @@ from refind.io._base import (
     ImportedSession,
     clip,
     first_lines,
+    frozen_heap,
     keys_of,
+    make_message,
     obj,
     read_json,
     seconds_to_ms,
@@ -77,19 +79,20 @@ def iter_chatgpt(
     conversations = _conversation_list(data, where)
     readable = 0
     first_problem: str | None = None
-    for ci, conv in enumerate(conversations):
-        try:
-            session = _conversation(conv, ci, user_id, where, skipped)
-        except _Unreadable as exc:
-            description = f"{where}: conversation {ci}{_label(conv)}: {exc}"
-            first_problem = first_problem or description
-            unreadable(skipped, "unreadable_conversations", description)
-            continue
-        readable += 1
-        if session is None:
-            skip(skipped, "empty_conversations")
-            continue
-        yield session
+    with frozen_heap():  # the decoded file stays alive throughout: keep it out of GC passes
+        for ci, conv in enumerate(conversations):
+            try:
+                session = _conversation(conv, ci, user_id, where, skipped)
+            except _Unreadable as exc:
+                description = f"{where}: conversation {ci}{_label(conv)}: {exc}"
+                first_problem = first_problem or description
+                unreadable(skipped, "unreadable_conversations", description)
+                continue
+            readable += 1
+            if session is None:
+                skip(skipped, "empty_conversations")
+                continue
+            yield session
     if conversations and not readable:
         raise InvalidInput(f"looks like a ChatGPT export but no conversation is readable: {first_problem}")
 
@@ -225,14 +228,8 @@ def _message(cid: str, node_id: str, msg: dict[str, Any], skipped: Counter[str] 
         skip(skipped, "empty_messages")
         return None
     msg_id = text_of(msg.get("id")) or node_id
-    return Message.model_validate(
-        {
-            "role": role or "unknown",
-            "content": text,
-            "timestamp": seconds_to_ms(msg.get("create_time")),
-            "speaker": name,
-            "id": f"{cid}/{msg_id}",
-        }
+    return make_message(
+        role or "unknown", text, seconds_to_ms(msg.get("create_time")), f"{cid}/{msg_id}", name
     )
 
 

@@ -32,8 +32,10 @@ from refind.io._base import (
     ImportedSession,
     clip,
     first_lines,
+    frozen_heap,
     iso_to_ms,
     keys_of,
+    make_message,
     obj,
     read_json,
     skip,
@@ -67,24 +69,22 @@ def iter_claude(
         raise InvalidInput(f"{where}: expected {EXPECTED}, found {keys_of(data)}")
     readable = 0
     first_problem: str | None = None
-    for ci, conv in enumerate(data):
-        try:
-            session = _conversation(conv, user_id, where, skipped)
-        except _Unreadable as exc:
-            label = (
-                f" (uuid {conv['uuid']})"
-                if isinstance(conv, dict) and isinstance(conv.get("uuid"), str)
-                else ""
-            )
-            description = f"{where}: conversation {ci}{label}: {exc}"
-            first_problem = first_problem or description
-            unreadable(skipped, "unreadable_conversations", description)
-            continue
-        readable += 1
-        if session is None:
-            skip(skipped, "empty_conversations")
-            continue
-        yield session
+    with frozen_heap():  # the decoded file stays alive throughout: keep it out of GC passes
+        for ci, conv in enumerate(data):
+            try:
+                session = _conversation(conv, user_id, where, skipped)
+            except _Unreadable as exc:
+                uuid = conv.get("uuid") if isinstance(conv, dict) else None
+                label = f" (uuid {uuid})" if isinstance(uuid, str) else ""
+                description = f"{where}: conversation {ci}{label}: {exc}"
+                first_problem = first_problem or description
+                unreadable(skipped, "unreadable_conversations", description)
+                continue
+            readable += 1
+            if session is None:
+                skip(skipped, "empty_conversations")
+                continue
+            yield session
     if data and not readable:
         raise InvalidInput(f"looks like a Claude.ai export but no conversation is readable: {first_problem}")
 
@@ -177,9 +177,7 @@ def _message(cid: str, mi: int, raw: dict[str, Any], skipped: Counter[str] | Non
             skip(skipped, "empty_messages")
         return None
     mid = text_of(raw.get("uuid")) or str(mi)
-    return Message.model_validate(
-        {"role": role, "content": text, "timestamp": iso_to_ms(raw.get("created_at")), "id": f"{cid}/{mid}"}
-    )
+    return make_message(role, text, iso_to_ms(raw.get("created_at")), f"{cid}/{mid}")
 
 
 def _block(block: Any, skipped: Counter[str] | None) -> str:

@@ -35,6 +35,7 @@ from refind.io._base import (
     clip,
     first_lines,
     iso_to_ms,
+    make_message,
     read_lines,
     skip,
     unreadable,
@@ -221,14 +222,7 @@ def _message(rec: dict[str, Any], cur: ClaudeCodeCursor, skipped: Counter[str] |
         if not _only_thinking(content):  # a line of thinking alone is counted as thinking
             skip(skipped, "empty_lines")
         return None
-    return Message.model_validate(
-        {
-            "role": role,
-            "content": text,
-            "timestamp": iso_to_ms(rec.get("timestamp")),
-            "id": f"{cur.session_id}/{uuid}",
-        }
-    )
+    return make_message(role, text, iso_to_ms(rec.get("timestamp")), f"{cur.session_id}/{uuid}")
 
 
 def _only_thinking(content: Any) -> bool:
