@@ -819,12 +819,27 @@ def demo(ctx: click.Context, index: Path | None, rebuild: bool, max_tokens: int,
             commands = [f"refind --data {path} search {_ASK} --user {user} --now {day} --trace"]
         for command in commands:
             out.print("  " + command, soft_wrap=True)
+        out.print()
+        out.print(
+            Text("Now your own history", style="bold")
+            + Text(" (stored as user 'me'; docs/getting-started.md):")
+        )
+        width = max(len(command) for command, _ in _OWN_HISTORY) + 2
+        for command, what in _OWN_HISTORY:
+            out.print(Text.assemble(f"  {command:<{width}}", (f"# {what}", "dim")), soft_wrap=True)
     finally:
         if temporary:
             shutil.rmtree(path, ignore_errors=True)
 
 
 _ASK = '"what did the vet give Pixel?"'
+_OWN_HISTORY = [
+    ("refind import ~/Downloads/chatgpt-export.zip", "a ChatGPT data export (or its conversations.json)"),
+    ("refind import ~/Downloads/claude-export.zip", "a Claude.ai data export"),
+    ("refind import ~/.claude/projects --watch", "Claude Code session logs, kept current"),
+    ('refind search "what did we decide about the cache?" --user me', "ask it"),
+    ("refind mcp", "let Claude Desktop, Claude Code or Cursor search it (docs/mcp.md)"),
+]
 
 
 def _ms(text: str) -> int:

@@ -366,6 +366,8 @@ def test_demo_in_a_temporary_index_leaves_nothing_behind(tmp_path: Path, child_e
     assert elapsed < 60
     demo_checks(done.stdout)
     assert "The demo index was temporary" in done.stdout
+    assert "refind import ~/Downloads/chatgpt-export.zip" in done.stdout  # then the newcomer's own history
+    assert "refind import ~/.claude/projects --watch" in done.stdout and "refind mcp" in done.stdout
     assert f"Imported {N_MESSAGES} messages in 16 sessions" in done.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
     assert not (tmp_path / "xdg").exists() and not (tmp_path / "home").exists()
