@@ -10,6 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import refind
 from refind import io
@@ -461,3 +463,77 @@ def test_a_malformed_export_says_what_it_expected(tmp_path: Path, mem: refind.Me
     assert "conversation 0 (id" not in message and "conversation 0: no 'mapping'" in message
     assert "looks like a Claude.ai export" in message and "format 'claude'" in message
     assert mem.count() == 0
+
+
+# ---------------------------------------------------------------------------------------------- properties
+
+_LOG_BYTES = CODE_LOG.read_bytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(0, len(_LOG_BYTES)), max_size=4))
+def test_a_log_read_in_pieces_gives_what_one_read_gives(tmp_path: Path, cuts: list[int]) -> None:
+    """However a growing log is cut (mid-line included), reading it piece by piece with the cursor yields
+    the messages, sessions and tool names of one whole read, none twice."""
+    whole, _ = io.read_claude_code(CODE_LOG)
+    expected = [(s.session_id, m.id, m.content, m.timestamp) for s in whole for m in s.messages]
+    log = tmp_path / f"{MAIN}.jsonl"
+    log.write_bytes(b"")
+    cursor = None
+    got: list[tuple[str, str | None, str, int | None]] = []
+    for end in [*sorted(cuts), len(_LOG_BYTES)]:
+        log.write_bytes(_LOG_BYTES[:end])
+        sessions, cursor = io.read_claude_code(log, cursor)
+        got += [(s.session_id, m.id, m.content, m.timestamp) for s in sessions for m in s.messages]
+    assert sorted(got, key=expected.index) == expected and len(got) == len(expected)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "mapping",
+                    "current_node",
+                    "message",
+                    "parent",
+                    "children",
+                    "content",
+                    "parts",
+                    "author",
+                    "role",
+                    "create_time",
+                    "id",
+                    "conversation_id",
+                    "title",
+                    "chat_messages",
+                    "uuid",
+                    "sender",
+                    "text",
+                    "type",
+                ]
+            ),
+            inner,
+            max_size=6,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_json)
+def test_exports_of_any_shape_are_read_or_refused_with_invalid_input(tmp_path: Path, data: object) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for reader in (io.iter_chatgpt, io.iter_claude):
+        skipped = io.Skipped()
+        try:
+            sessions = list(reader(path, skipped))
+        except refind.InvalidInput as exc:
+            assert str(exc)
+            continue
+        for s in sessions:
+            assert s.messages and all(m.content.strip() for m in s.messages)

@@ -132,16 +132,14 @@ def build_server(
         ] = 2000,
     ) -> str:
         now = _day(today, "today")
+        budget = max(100, min(max_tokens, 20_000))
         with _errors():
             result = mem.search(
-                question,
-                user_id,
-                now=_ms(now + _DAY) - 1 if now else datetime.now(UTC),
-                max_tokens=max(100, min(max_tokens, 20_000)),
+                question, user_id, now=_ms(now + _DAY) - 1 if now else datetime.now(UTC), max_tokens=budget
             )
         if not result.evidence:
             return f"Nothing in the history matches {question!r}. Try keyword_search with other words."
-        return result.to_text(max_tokens=max_tokens) + _blocks_index(result.by_relevance())
+        return result.to_text(max_tokens=budget) + _blocks_index(result.by_relevance())
 
     @server.tool(description=KEYWORD_DESCRIPTION, annotations=read_only)
     def keyword_search(
