@@ -192,7 +192,7 @@ def _agent(name: str) -> refind.Agent | None:
     "--watch",
     is_flag=True,
     help="Keep running: import what is new in PATH every --interval seconds (growing session logs are read "
-    "from where the last pass stopped). Stop with Ctrl-C.",
+    "from where the last pass stopped), printing a line for each pass that wrote something. Stop with Ctrl-C.",
 )
 @click.option(
     "--interval",
@@ -202,7 +202,7 @@ def _agent(name: str) -> refind.Agent | None:
     help="Seconds between passes of --watch.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (one object per pass).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar; with --watch, only passes that wrote.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
 def import_cmd(
     ctx: click.Context,
@@ -257,7 +257,7 @@ def import_cmd(
                 err.print(f"Watching {path} every {interval:g} s (Ctrl-C stops).", soft_wrap=True)
                 try:
                     for i, summary in enumerate(watch_passes(mem, path, fmt, interval=interval, **options)):  # type: ignore[arg-type]
-                        if i == 0 or summary.sessions or summary.problems or not quiet:
+                        if i == 0 or summary.sessions or summary.problems:  # quiet while nothing is new
                             _print_import(summary, as_json, brief=i > 0, one_line=True)
                 except KeyboardInterrupt:
                     ctx.exit(0)

@@ -112,7 +112,7 @@ def test_watch_imports_new_lines_of_a_growing_log(tmp_path: Path, child_env: dic
         deadline = time.monotonic() + 60
         second: dict[str, object] = {}
         while time.monotonic() < deadline and not second:
-            second = json.loads(proc.stdout.readline())  # --quiet: only passes that wrote print
+            second = json.loads(proc.stdout.readline())  # only passes that wrote print
         assert (second["sessions"], second["added"]) == (1, 1)
     finally:
         proc.send_signal(signal.SIGINT)
