@@ -40,7 +40,6 @@ from refind.io._base import (
     frozen_heap,
     keys_of,
     make_message,
-    obj,
     read_json,
     seconds_to_ms,
     skip,
@@ -201,33 +200,45 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
 
 
 def _message(cid: str, node_id: str, msg: dict[str, Any], skipped: Counter[str] | None) -> Message | None:
-    author = obj(msg.get("author"))
-    role = text_of(author.get("role"))
-    metadata = obj(msg.get("metadata"))
-    content = obj(msg.get("content"))
-    ctype = content.get("content_type")
+    # the hot path of a large export: plain isinstance checks, nothing built before it is needed
+    author = msg.get("author")
+    if not isinstance(author, dict):
+        author = {}
+    role = author.get("role")
+    if not isinstance(role, str):
+        role = ""
     if role == "system":
         skip(skipped, "system_messages")
         return None
+    metadata = msg.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
     if metadata.get("is_visually_hidden_from_conversation"):
         skip(skipped, "hidden_messages")
         return None
-    if ctype in _HIDDEN_TYPES:
+    content = msg.get("content")
+    if not isinstance(content, dict):
+        content = {}
+    if content.get("content_type") in _HIDDEN_TYPES:
         skip(skipped, "reasoning_and_context_messages")
         return None
-    name = text_of(author.get("name")) or None
+    name = author.get("name")
+    if not isinstance(name, str) or not name:
+        name = None
     text = _render(content, role, name, msg.get("recipient"))
-    attachments = [
-        f"[file: {a.get('name') or a.get('id') or 'attachment'}]"
-        for a in metadata.get("attachments") or []
-        if isinstance(a, dict)
-    ]
-    if attachments:
+    if metadata.get("attachments"):
+        attachments = [
+            f"[file: {a.get('name') or a.get('id') or 'attachment'}]"
+            for a in metadata["attachments"]
+            if isinstance(a, dict)
+        ]
         text = "\n".join([text, *attachments]) if text else "\n".join(attachments)
-    if not text.strip():
+    if not text or text.isspace():
         skip(skipped, "empty_messages")
         return None
-    msg_id = text_of(msg.get("id")) or node_id
+    msg_id = msg.get("id")
+    if not isinstance(msg_id, str) or not msg_id:
+        msg_id = node_id
     return make_message(
         role or "unknown", text, seconds_to_ms(msg.get("create_time")), f"{cid}/{msg_id}", name
     )
@@ -235,6 +246,10 @@ def _message(cid: str, node_id: str, msg: dict[str, Any], skipped: Counter[str] 
 
 def _render(content: dict[str, Any], role: str, name: str | None, recipient: Any) -> str:
     ctype = content.get("content_type")
+    if ctype == "text" and role != "tool" and recipient in ("all", None):
+        parts = content.get("parts")
+        if isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], str):
+            return parts[0].strip("\n")  # the common case: one text part
     if ctype in ("text", "multimodal_text"):
         text = _parts(content.get("parts"))
     elif ctype == "code":
