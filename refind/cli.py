@@ -25,8 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from rich.table import Table
 from rich.text import Text
 
 import refind
-from refind.io import iter_sessions
+from refind.io import DEFAULT_USER, FORMATS, iter_sessions
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]
 
@@ -48,7 +47,6 @@ EXIT_USAGE = 2  # click's usage errors
 EXIT_INTERNAL = 3  # anything unexpected (a bug): one line, or the traceback with REFIND_DEBUG=1
 EXIT_INTERRUPTED = 130
 
-_FORMATS = ("locomo", "longmemeval", "jsonl")
 _AGENTS = ("heuristic", "llm")
 _AGENT_HELP = (
     "Who plans the rounds: heuristic (offline) or llm (an OpenAI-compatible model: set REFIND_LLM_API_KEY "
@@ -76,7 +74,7 @@ class _Group(click.Group):
     """Turns every refind error into one line on stderr and a stable exit code; lists the commands in the
     order a newcomer uses them."""
 
-    order = ("demo", "import", "search", "serve", "stats", "delete-user")
+    order = ("demo", "import", "search", "mcp", "serve", "stats", "delete-user")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         known = [name for name in self.order if name in self.commands]
@@ -181,13 +179,13 @@ def _agent(name: str) -> refind.Agent | None:
 
 @main.command("import", context_settings=_CONTEXT)
 @_data_option
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_FORMATS),
+    type=click.Choice(FORMATS),
     default=None,
-    help="Format of PATH. Default: detected (.jsonl is jsonl; LoCoMo and LongMemEval JSON by their keys).",
+    help="Format of PATH. Default: detected from its name and first bytes.",
 )
 @click.option(
     "--user",
@@ -195,8 +193,29 @@ def _agent(name: str) -> refind.Agent | None:
     help="Import only this user's sessions: a LoCoMo sample_id (conv-26), a LongMemEval question_id, "
     "or a JSONL user_id.",
 )
-@click.option("--as-user", default=None, help="Store the imported sessions under this user id instead.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--as-user",
+    default=None,
+    help="Store the imported sessions under this user id instead. A ChatGPT, Claude or Claude Code "
+    f"history is stored as user '{DEFAULT_USER}' unless given.",
+)
+@click.option(
+    "--rescan", is_flag=True, help="Read everything again, ignoring what earlier imports of PATH recorded."
+)
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: import what is new in PATH every --interval seconds (growing session logs are read "
+    "from where the last pass stopped), printing a line for each pass that wrote something. Stop with Ctrl-C.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds between passes of --watch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (one object per pass).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
 def import_cmd(
@@ -206,28 +225,37 @@ def import_cmd(
     fmt: str | None,
     user: str | None,
     as_user: str | None,
+    rescan: bool,
+    watch: bool,
+    interval: float,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Import the chat log at PATH into the index.
+    """Import the chat history at PATH into the index.
 
-    Formats: LoCoMo JSON (one user per conversation), LongMemEval JSON or .json.gz (one user per
-    question's haystack), and JSONL, one message per line:
+    Formats (--format; detected when not given):
 
-        {"user_id": "maya", "session_id": "2024-05-08", "role": "user", "content": "...",
-         "timestamp": "2024-05-08T22:10:00Z", "id": "2024-05-08:0"}
+    \b
+      chatgpt      a ChatGPT data export: conversations.json, or the export .zip
+      claude       a Claude.ai data export: conversations.json, or the export .zip
+      claude-code  Claude Code session logs: ~/.claude/projects, a project directory or one
+                   <session>.jsonl
+      jsonl        one message per line: {"user_id", "session_id", "role", "content",
+                   "timestamp"?, "id"?}
+      locomo       LoCoMo JSON (one user per conversation)
+      longmemeval  LongMemEval JSON or .json.gz (one user per question's haystack)
 
-    Messages with an id replace the stored message with that id, so importing a file twice adds
-    nothing the second time. Empty messages are skipped and counted.
+    Importing the same PATH again writes only what is new: files that have not changed are not read,
+    growing logs are read from where the last import stopped, and conversations that grew get their new
+    messages appended (the record is import-state.json in the index directory). Records that cannot be
+    read are counted and named in the summary; the rest is imported.
     """
     from tqdm import tqdm
 
-    from refind.io import detect_format
+    from refind.io import detect_format, import_path
+    from refind.io import watch as watch_passes
 
     fmt = fmt or detect_format(path)
-    skipped: Counter[str] = Counter()
-    users: Counter[str] = Counter()
-    started = time.perf_counter()
     stop = _StopOnInterrupt()
     try:
         mem = _open(ctx, data, read_only=False)
@@ -241,57 +269,34 @@ def import_cmd(
             desc=f"reading {path.name}",
             unit=" msg",
             file=sys.stderr,
-            disable=True if quiet or as_json else None,  # None: only on a terminal
+            disable=True if quiet or as_json or watch else None,  # None: only on a terminal
             dynamic_ncols=True,
         )
+        options: dict[str, Any] = {"user": user, "as_user": as_user, "rescan": rescan, "progress": bar.update}
         try:
-            with stop:
-                logs = _selected(
-                    iter_sessions(path, fmt, skipped),  # type: ignore[arg-type]
-                    user,
-                    as_user,
-                    skipped,
-                    users,
-                    stop,
-                    bar,
-                )
-                result = mem.import_sessions(logs, progress=bar.update)
+            if not watch:
+                with stop:
+                    summary = import_path(mem, path, fmt, stop=lambda: stop.interrupted, **options)  # type: ignore[arg-type]
+            else:
+                err.print(f"Watching {path} every {interval:g} s (Ctrl-C stops).", soft_wrap=True)
+                try:
+                    for i, summary in enumerate(watch_passes(mem, path, fmt, interval=interval, **options)):  # type: ignore[arg-type]
+                        if i == 0 or summary.sessions or summary.problems:  # quiet while nothing is new
+                            _print_import(summary, as_json, brief=i > 0, one_line=True)
+                except KeyboardInterrupt:
+                    ctx.exit(0)
+                return
         finally:
             bar.close()
-        index = str(mem.path)
-    if user is not None and not users and not stop.interrupted:
+    if user is not None and not summary.users and not summary.interrupted:
         raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
-    summary = {
-        "path": str(path),
-        "format": fmt,
-        "index": index,
-        "sessions": result.sessions,
-        "added": result.added,
-        "replaced": result.replaced,
-        "users": sorted(users),
-        "skipped": dict(sorted(skipped.items())),
-        "seconds": round(time.perf_counter() - started, 3),
-        "interrupted": stop.interrupted,
-    }
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    else:
-        verb = "Interrupted: saved" if stop.interrupted else "Imported"
-        out.print(Text.assemble((f"{verb} ", ""), (path.name, "bold"), f" ({fmt}) into {index}"))
-        table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
-        table.add_row("sessions", str(result.sessions))
-        table.add_row("messages", f"{result.added} added, {result.replaced} replaced")
-        shown = ", ".join(sorted(users)[:5]) + (", ..." if len(users) > 5 else "")
-        table.add_row("users", f"{len(users)} ({shown})" if users else "0")
-        table.add_row("skipped", _skipped_text(skipped))
-        table.add_row("time", f"{summary['seconds']:.1f} s")
-        out.print(table)
-        if stop.interrupted:
+    _print_import(summary, as_json)
+    if summary.interrupted:
+        if not as_json:
             out.print(
-                "Every session listed is saved; the rest of the file is not. Run the same import again to "
-                "add the rest (messages with an id replace themselves, so nothing is duplicated)."
+                "Interrupted: every session counted above is saved, the rest of the source is not. Run the "
+                "same import again to add the rest (messages with an id replace themselves)."
             )
-    if stop.interrupted:
         ctx.exit(EXIT_INTERRUPTED)
 
 
@@ -327,37 +332,48 @@ class _StopOnInterrupt:
             signal.signal(signal.SIGINT, self._previous)
 
 
-def _selected(
-    logs: Iterator[Any],
-    user: str | None,
-    as_user: str | None,
-    skipped: Counter[str],
-    users: Counter[str],
-    stop: _StopOnInterrupt | None = None,
-    bar: Any = None,
-) -> Iterator[Any]:
-    """The sessions (``refind.io`` SessionLogs) to import: only ``user``'s, renamed to ``as_user``; none
-    after an interrupt. ``bar`` shows the sessions read, also those skipped (a filtered import of a big
-    file shows progress while it looks for its user)."""
-    scanned = 0
-    for log in logs:
-        scanned += 1
-        if bar is not None and scanned == 1:
-            bar.set_description(f"importing ({'user ' + user if user else 'all users'})")
-        if bar is not None:
-            bar.set_postfix_str(f"{scanned} sessions read", refresh=False)
-        if stop is not None and stop.interrupted:
-            return
-        if user is not None and log.user_id != user:
-            skipped["sessions_of_other_users"] += 1
-            continue
-        if as_user is not None:
-            log = log.model_copy(update={"user_id": as_user})
-        users[log.user_id] += 1
-        yield log
 
 
-def _skipped_text(skipped: Counter[str]) -> str:
+def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line: bool = False) -> None:
+    """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON
+    (one line per pass with --watch)."""
+    if as_json:
+        click.echo(summary.model_dump_json(indent=None if one_line else 2))
+        return
+    if brief:
+        when = datetime.now().strftime("%H:%M:%S")
+        line = f"{when}  {_plural(summary.sessions, 'session')} written, {summary.added} messages added" + (
+            f", {_plural(len(summary.problems), 'unreadable record')}" if summary.problems else ""
+        )
+        out.print(line)
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        return
+    name = Path(summary.path).name or summary.path
+    out.print(Text.assemble(("Imported ", ""), (name, "bold"), f" ({summary.format}) into {summary.index}"))
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
+    table.add_row(
+        "sessions", f"{summary.sessions} written, {summary.unchanged} unchanged since the last import"
+    )
+    table.add_row("messages", f"{summary.added} added, {summary.replaced} replaced")
+    users = summary.users
+    shown = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
+    table.add_row("users", f"{len(users)} ({shown})" if users else "0")
+    if summary.files + summary.files_unchanged > 1 or summary.files_unchanged:
+        table.add_row("files", f"{summary.files} read, {summary.files_unchanged} unchanged")
+    table.add_row("skipped", _skipped_text(summary.skipped))
+    table.add_row("time", f"{summary.seconds:.1f} s")
+    out.print(table)
+    if summary.problems:
+        out.print(Text("Could not read:", style="yellow"))
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        more = summary.skipped.get("unreadable_lines", 0) + summary.skipped.get("unreadable_conversations", 0)
+        if more > len(summary.problems):
+            out.print(f"  ... and {more - len(summary.problems)} more")
+
+
+def _skipped_text(skipped: dict[str, int]) -> str:
     if not skipped:
         return "nothing"
     return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(skipped.items()))
@@ -742,6 +758,52 @@ def serve(
         ctx.exit(EXIT_INTERRUPTED)
 
 
+# ---------------------------------------------------------------------------------------------- mcp
+
+
+@main.command("mcp", context_settings=_CONTEXT)
+@click.option(
+    "--user",
+    default=DEFAULT_USER,
+    show_default=True,
+    help="Whose history the tools search (imports of ChatGPT, Claude and Claude Code histories use 'me').",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio: the host starts `refind mcp` itself; http: streamable HTTP at http://HOST:PORT/mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (http).")
+@click.option(
+    "--allow-add",
+    is_flag=True,
+    help="Also offer add_messages, so the model can save messages (opens the index for writing).",
+)
+@click.pass_context
+def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, allow_add: bool) -> None:
+    """Serve the index to an AI agent over the Model Context Protocol.
+
+    Tools: search (a question; several keyword rounds with time filters), keyword_search (words and
+    optional dates), read_turns (the turns around a hit) and, with --allow-add, add_messages. Read-only by
+    default, so it runs beside `refind import --watch`. Over stdio nothing but the protocol is written to
+    stdout; logs go to stderr. Needs the mcp extra: pip install 'refind[mcp]'. Configuration for Claude
+    Desktop, Claude Code and other hosts: docs/mcp.md.
+    """
+    try:
+        from refind.mcp import serve as run_mcp
+    except ImportError as exc:
+        if exc.name is not None and (exc.name == "mcp" or exc.name.startswith("mcp.")):
+            raise _Failure("the MCP server needs the mcp SDK: pip install 'refind[mcp]'") from None
+        raise
+    try:
+        run_mcp(_data_dir(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        ctx.exit(EXIT_INTERRUPTED)
+
+
 # ---------------------------------------------------------------------------------------------- demo
 
 
@@ -864,12 +926,27 @@ def demo(
             commands = [f"refind --data {path} search {_ASK} --user {user} --now {day} --trace"]
         for command in commands:
             out.print("  " + command, soft_wrap=True)
+        out.print()
+        out.print(
+            Text("Now your own history", style="bold")
+            + Text(" (stored as user 'me'; docs/getting-started.md):")
+        )
+        width = max(len(command) for command, _ in _OWN_HISTORY) + 2
+        for command, what in _OWN_HISTORY:
+            out.print(Text.assemble(f"  {command:<{width}}", (f"# {what}", "dim")), soft_wrap=True)
     finally:
         if temporary:
             shutil.rmtree(path, ignore_errors=True)
 
 
 _ASK = '"what did the vet give Pixel?"'
+_OWN_HISTORY = [
+    ("refind import ~/Downloads/chatgpt-export.zip", "a ChatGPT data export (or its conversations.json)"),
+    ("refind import ~/Downloads/claude-export.zip", "a Claude.ai data export"),
+    ("refind import ~/.claude/projects --watch", "Claude Code session logs, kept current"),
+    ('refind search "what did we decide about the cache?" --user me', "ask it"),
+    ("refind mcp", "let Claude Desktop, Claude Code or Cursor search it (docs/mcp.md)"),
+]
 
 
 def _ms(text: str) -> int:

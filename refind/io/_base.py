@@ -1,0 +1,231 @@
+"""What every loader shares: reading JSON (plain, gzipped or inside a zip), the session type importers
+yield, the counter of skipped records, and small text helpers for markers."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import gzip
+import json
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pydantic_core
+from pydantic import ValidationError
+
+from refind.errors import InvalidInput
+from refind.models import Message, SessionLog, to_epoch_ms, validation_message
+
+__all__ = ["DEFAULT_USER", "ImportedSession", "Skipped", "read_json"]
+
+DEFAULT_USER = "me"
+"""The user id personal histories (ChatGPT, Claude, Claude Code) are stored under unless told otherwise."""
+
+# epoch seconds outside 1973..2200 are not a chat timestamp (epoch ms would be, and is refused)
+_MIN_S, _MAX_S = 100_000_000, 7_258_118_400
+
+
+class ImportedSession(SessionLog):
+    """A :class:`~refind.models.SessionLog` with what the source says about the session besides its
+    messages: ``title`` (a ChatGPT or Claude conversation's title, a Claude Code session's summary),
+    ``source`` (the file it came from) and ``metadata`` (e.g. a Claude Code session's ``cwd``).
+
+    :meth:`refind.Memory.import_sessions` takes it like any SessionLog; the index does not keep the
+    title or metadata (only the messages)."""
+
+    title: str | None = None
+    source: str | None = None
+    metadata: dict[str, str] = {}
+
+
+class Skipped(Counter[str]):
+    """What a loader skipped, counted by reason (it is a ``Counter``), plus the records it could not read,
+    each named with where it is and why (``problems``, the first :attr:`MAX_NAMED` of them).
+
+    Loaders take any ``Counter[str]``; pass a ``Skipped`` to also learn which records were unreadable."""
+
+    MAX_NAMED = 20
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
+
+    def problem(self, reason: str, description: str) -> None:
+        """Count one unreadable record under ``reason`` and name it (``description`` says where and why)."""
+        self[reason] += 1
+        if len(self.problems) < self.MAX_NAMED:
+            self.problems.append(description)
+
+
+def skip(skipped: Counter[str] | None, reason: str, n: int = 1) -> None:
+    """Count ``n`` deliberately skipped records (system messages, empty ones, ...)."""
+    if skipped is not None and n:
+        skipped[reason] += n
+
+
+def unreadable(skipped: Counter[str] | None, reason: str, description: str) -> None:
+    """Count one record that could not be read and, when ``skipped`` is a :class:`Skipped`, name it."""
+    if isinstance(skipped, Skipped):
+        skipped.problem(reason, description)
+    elif skipped is not None:
+        skipped[reason] += 1
+
+
+def read_json(path: str | Path, member: str | None = None) -> Any:
+    """Read a .json or .json.gz file (or ``member`` of a .zip archive), raising InvalidInput with the reason
+    when it is not JSON."""
+    p = Path(path)
+    try:
+        if member is not None:
+            with zipfile.ZipFile(p) as zf, zf.open(member) as fh:
+                raw = fh.read()
+        elif p.suffix == ".gz":
+            with gzip.open(p, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = p.read_bytes()
+        return _loads(raw)
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"{p}: no such file") from exc
+    except KeyError as exc:
+        raise InvalidInput(f"{p}: the archive has no {member}") from exc
+    except zipfile.BadZipFile as exc:
+        raise InvalidInput(f"{p}: not a readable zip archive ({exc})") from exc
+    except (OSError, ValueError) as exc:
+        where = f"{p}:{member}" if member else str(p)
+        raise InvalidInput(f"{where}: not readable as JSON ({exc})") from exc
+
+
+def _loads(raw: bytes) -> Any:
+    """JSON decoding by pydantic-core's parser (a third faster than ``json.loads``), with the cyclic garbage
+    collector paused: decoding builds millions of objects, none of them in a cycle, and the collections
+    their allocation triggers took half the time of a 50 MB export."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pydantic_core.from_json(raw)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects alive now (a whole decoded export) out of the garbage collector's passes while
+    converting them: with a 50 MB tree alive, each full collection walks all of it, which cost a quarter of
+    the conversion time. ``gc.freeze`` moves them to the permanent generation; they return at the end."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def parse_date(text: str | None, where: str) -> int | None:
+    if not text:
+        return None
+    try:
+        return to_epoch_ms(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: {exc}") from exc
+
+
+def message(raw: dict[str, Any], where: str) -> Message:
+    try:
+        return Message.parse(raw)
+    except ValidationError as exc:
+        raise InvalidInput(validation_message(exc, prefix=where)) from exc
+
+
+def make_message(
+    role: str, content: str, timestamp: int | None, message_id: str, speaker: str | None = None
+) -> Message:
+    """A validated :class:`Message` (an invalid value raises pydantic's ValidationError naming the field)."""
+    return Message.model_validate(
+        {"role": role, "content": content, "timestamp": timestamp, "speaker": speaker, "id": message_id}
+    )
+
+
+def seconds_to_ms(value: Any) -> int | None:
+    """Epoch seconds (int or float, as ChatGPT writes them) to epoch ms; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not _MIN_S <= value <= _MAX_S:
+        return None
+    return int(round(value * 1000))
+
+
+def iso_to_ms(value: Any) -> int | None:
+    """An ISO 8601 timestamp (``2025-06-20T10:00:00.000Z``) to epoch ms; None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return to_epoch_ms(value)
+    except ValueError:
+        return None
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters (an ellipsis marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def first_lines(text: str, lines: int = 5, width: int = 200) -> str:
+    """The first ``lines`` non-blank lines of ``text`` (each cut to ``width``), and how many more there were."""
+    rows = [row.rstrip() for row in text.splitlines() if row.strip()]
+    shown = [row if len(row) <= width else row[: width - 1] + "…" for row in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… ({len(rows) - lines} more lines)")
+    return "\n".join(shown)
+
+
+def keys_of(value: Any, limit: int = 8) -> str:
+    """A short description of a JSON value, for errors that say what was found."""
+    if isinstance(value, dict):
+        keys = sorted(str(k) for k in value)
+        more = f", … ({len(keys)} keys)" if len(keys) > limit else ""
+        return "an object with keys " + (", ".join(keys[:limit]) + more if keys else "(none)")
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__}"
+
+
+def read_lines(path: Path, start: int = 0) -> tuple[list[bytes], int]:
+    """The complete lines of ``path`` from byte offset ``start`` and the offset just past the last of them.
+
+    A last line without its newline counts as complete only when it parses as JSON: a log being written
+    may end in half a line, which the next read picks up whole."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: {exc.strerror or exc}") from exc
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the data ends with a newline
+    end = start + len(data) - len(tail)
+    if tail.strip():
+        try:
+            json.loads(tail)
+        except ValueError:
+            pass  # half a line: leave it for the next read
+        else:
+            lines.append(tail)
+            end = start + len(data)
+    return lines, end
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (sources omit or null what they like)."""
+    return value if isinstance(value, dict) else {}
+
+
+def text_of(value: Any) -> str:
+    """``value`` when it is a string, else ``""``."""
+    return value if isinstance(value, str) else ""

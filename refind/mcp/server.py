@@ -1,0 +1,264 @@
+"""The MCP server: refind's search tools for one user and one index, on the official ``mcp`` SDK
+(``MCPServer``), over stdio or streamable HTTP. A thin front over :class:`refind.Memory`: public names only."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+import refind
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+except ImportError as exc:  # pragma: no cover - exercised by the CLI test with the SDK hidden
+    raise ImportError(
+        f"refind's MCP server needs the mcp SDK ({exc}): pip install 'refind[mcp]'", name="mcp"
+    ) from exc
+
+__all__ = ["MAX_READ_TURNS", "NewMessage", "build_server", "serve"]
+
+log = logging.getLogger(__name__)
+
+MAX_READ_TURNS = 40
+_DAY = timedelta(days=1)
+
+INSTRUCTIONS = """\
+This server searches the user's own past conversations: their chats with ChatGPT or Claude and their
+coding-agent sessions, stored verbatim (nothing summarized). Use it when the user refers to something from
+an earlier conversation ("what did we decide about...", "the script you wrote me last month", "when did I
+last..."), or when an answer depends on what they said before. Start with `search` (a question in plain
+words); follow up with `keyword_search` (distinctive words, optionally a date range) and `read_turns` (the
+turns around a hit). Results are evidence with dates, not answers: read them and answer yourself, and say
+when the history does not hold the answer."""
+
+SEARCH_DESCRIPTION = """\
+Search the user's past conversations for what answers a question. Use it first whenever the user refers \
+to something discussed before, or an answer depends on their history. Several keyword searches run (with \
+a time filter when the question says "last week", "in May", ...), and the evidence comes back grouped by \
+conversation in time order: the matching messages (marked *) with the turns around them, each \
+conversation with its date. The list at the end gives each block's session id and turns, for read_turns. \
+Returns evidence, never an answer."""
+
+KEYWORD_DESCRIPTION = """\
+One keyword search over the user's past messages, like the search box of a chat app: the best matches for \
+the words, each with the turns around it. Use it when you know distinctive words (a name, a file, an error \
+message, a place) or want to try other words after search, and to restrict to a period with date_from / \
+date_to (YYYY-MM-DD, inclusive). Plain words only: no quotes or operators."""
+
+READ_DESCRIPTION = f"""\
+Read consecutive turns of one past conversation, in order, with their times: what came before or after a \
+hit of search or keyword_search. Take session_id and the turn numbers from those results (turns start at \
+0); at most {MAX_READ_TURNS} turns per call."""
+
+ADD_DESCRIPTION = """\
+Save messages to the user's history so that later searches find them. Use it only when the user asks you \
+to remember something, or to log the current conversation. session_id groups the messages of one \
+conversation (reuse it to append); each message has a role (user or assistant), its content and, \
+optionally, an ISO 8601 timestamp. Pass a request_id to make a retry safe (the same id is written once)."""
+
+
+class NewMessage(BaseModel):
+    """A message for ``add_messages``."""
+
+    role: str = Field(description="user or assistant")
+    content: str = Field(description="the message text, verbatim")
+    timestamp: str | None = Field(None, description="when it was sent, ISO 8601; default: now")
+
+
+def _day(value: str | None, name: str) -> date | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        raise ToolError(f"{name} {value!r} is not a date in the form YYYY-MM-DD (e.g. 2024-05-08)") from None
+
+
+def _ms(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _blocks_index(blocks: list[refind.Evidence]) -> str:
+    if not blocks:
+        return ""
+    spans = [f"{b.session_id}: turns {b.first_turn}-{b.last_turn}" for b in blocks]
+    return "\n\nBlocks (session id: turns, for read_turns):\n" + "\n".join(f"- {s}" for s in spans)
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    """refind's errors become tool errors: the model reads the message, which says what to change."""
+    try:
+        yield
+    except refind.RefindError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def build_server(
+    mem: refind.Memory, user_id: str, *, allow_add: bool = False, name: str = "refind"
+) -> MCPServer[Any]:
+    """An ``MCPServer`` whose tools search ``user_id``'s history in ``mem``: ``search``, ``keyword_search``
+    and ``read_turns``, plus ``add_messages`` when ``allow_add`` (``mem`` must then be writable)."""
+    server: MCPServer[Any] = MCPServer(
+        name, instructions=INSTRUCTIONS, version=refind.__version__, log_level="WARNING"
+    )
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+    @server.tool(description=SEARCH_DESCRIPTION, annotations=read_only)
+    def search(
+        question: Annotated[str, Field(description="What to find, in plain words (a question is fine).")],
+        today: Annotated[
+            str | None,
+            Field(
+                description='Today as YYYY-MM-DD, for "last week" and the like. Default: the current date.'
+            ),
+        ] = None,
+        max_tokens: Annotated[
+            int, Field(description="Budget of the evidence; the least relevant blocks are left out first.")
+        ] = 2000,
+    ) -> str:
+        now = _day(today, "today")
+        budget = max(100, min(max_tokens, 20_000))
+        with _errors():
+            result = mem.search(
+                question, user_id, now=_ms(now + _DAY) - 1 if now else datetime.now(UTC), max_tokens=budget
+            )
+        if not result.evidence:
+            return f"Nothing in the history matches {question!r}. Try keyword_search with other words."
+        return result.to_text(max_tokens=budget) + _blocks_index(result.by_relevance())
+
+    @server.tool(description=KEYWORD_DESCRIPTION, annotations=read_only)
+    def keyword_search(
+        keywords: Annotated[
+            str, Field(description="Space-separated search words, e.g. 'lisbon flat stroller'.")
+        ],
+        date_from: Annotated[str | None, Field(description="First day to include, YYYY-MM-DD.")] = None,
+        date_to: Annotated[str | None, Field(description="Last day to include, YYYY-MM-DD.")] = None,
+        top_k: Annotated[
+            int, Field(description="How many hits, each shown with its neighbouring turns.")
+        ] = 5,
+        max_tokens: Annotated[int, Field(description="Budget of the result in tokens.")] = 2000,
+    ) -> str:
+        lo, hi = _day(date_from, "date_from"), _day(date_to, "date_to")
+        if lo and hi and lo > hi:
+            raise ToolError(f"date_from {lo} is after date_to {hi}")
+        with _errors():
+            blocks = mem.keyword_search(
+                keywords,
+                user_id,
+                date_from=_ms(lo) if lo else None,
+                date_to=_ms(hi + _DAY) - 1 if hi else None,
+                top_k=max(1, min(top_k, 50)),
+            )
+        if not blocks:
+            period = f" between {lo or 'the start'} and {hi or 'now'}" if lo or hi else ""
+            return f"No messages match {keywords!r}{period}. Try other words, or a wider date range."
+        result = refind.SearchResult(question=keywords, user_id=user_id, agent="keyword", evidence=blocks)
+        return result.to_text(max_tokens=max(100, min(max_tokens, 20_000))) + _blocks_index(blocks)
+
+    @server.tool(description=READ_DESCRIPTION, annotations=read_only)
+    def read_turns(
+        session_id: Annotated[str, Field(description="A session id from a search result.")],
+        turn_from: Annotated[int, Field(description="First turn to read (turns start at 0).")],
+        turn_to: Annotated[int, Field(description="Last turn to read, inclusive.")],
+    ) -> str:
+        if turn_to < turn_from:
+            raise ToolError(f"turn_to {turn_to} is before turn_from {turn_from}")
+        last = min(turn_to, turn_from + MAX_READ_TURNS - 1)
+        with _errors():
+            hits = mem.window(user_id, session_id, max(0, turn_from), last)
+        if not hits:
+            return (
+                f"Session {session_id!r} has no turns {turn_from}-{turn_to} (check the id and turn numbers)."
+            )
+        lines = [f"[session {session_id} | turns {hits[0].turn}-{hits[-1].turn}]"]
+        lines += [f"{h.turn} {h.speaker or h.role} ({_when(h.timestamp)}): {h.content}" for h in hits]
+        if last < turn_to:
+            lines.append(f"(more turns follow: read_turns from {last + 1})")
+        return "\n".join(lines)
+
+    if allow_add:
+
+        @server.tool(
+            description=ADD_DESCRIPTION,
+            annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        )
+        def add_messages(
+            session_id: Annotated[str, Field(description="The conversation to add to (reuse it to append).")],
+            messages: Annotated[list[NewMessage], Field(description="The messages, in order.")],
+            request_id: Annotated[
+                str | None, Field(description="Makes a retry safe: the same id is written once.")
+            ] = None,
+        ) -> str:
+            with _errors():
+                result = mem.add(
+                    user_id,
+                    session_id,
+                    [m.model_dump(exclude_none=True) for m in messages],
+                    request_id=request_id,
+                )
+            if result.duplicate_request:
+                return f"Request {request_id!r} was already saved; nothing was written again."
+            return f"Saved {result.added} new and {result.replaced} replaced message(s) in session {session_id!r}."
+
+    return server
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """While starting up (the JVM, the index), anything written to file descriptor 1 goes to stderr: over
+    stdio, stdout carries the protocol and nothing else."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def serve(
+    data: str | os.PathLike[str] | None,
+    *,
+    user_id: str,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    allow_add: bool = False,
+) -> None:
+    """Run the MCP server over ``data`` (an index directory; None: the default) until the client goes away
+    (stdio) or Ctrl-C (HTTP, at ``http://host:port/mcp``). Read-only unless ``allow_add``."""
+    try:
+        with _stdout_to_stderr():
+            mem = refind.Memory(Path(data) if data is not None else None, read_only=not allow_add)
+    except refind.IndexFormatError as exc:
+        if allow_add or "no refind index" not in str(exc):
+            raise
+        raise refind.IndexFormatError(
+            f"{exc}: import a history into it first (refind import PATH), or start with --allow-add"
+        ) from exc
+    try:
+        log.info("refind MCP server: user %r, index %s, %s", user_id, mem.path, transport)
+        server = build_server(mem, user_id, allow_add=allow_add)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port)
+    finally:
+        mem.close()

@@ -1,0 +1,246 @@
+"""``refind mcp`` driven by the MCP SDK's own client: over stdio (the server is a real ``refind`` process with
+its own JVM, reading a real index built from the fixtures) and over streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import refind
+from refind import io
+
+from .conftest import ROOT
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LISBON = "6612f0a1-2222-4c1e-9e0a-000000000002"
+CODE_SESSION = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of the ChatGPT export and the Claude Code logs (user 'me')."""
+    path = tmp_path_factory.mktemp("mcp") / "index"
+    with refind.Memory(path) as mem:
+        io.import_path(mem, FIXTURES / "chatgpt" / "conversations.json")
+        io.import_path(mem, FIXTURES / "claude-code")
+    return path
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["REFIND_DATA"] = str(tmp_path / "unused-default")
+    return env
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def over_stdio(
+    index: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[None]], *args: str
+) -> str:
+    """Start ``refind --data INDEX mcp ARGS`` as the SDK's stdio client does and run ``body`` on a session;
+    returns what the server wrote to stderr."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "refind.cli", "--data", str(index), "mcp", *args],
+        env=_env(tmp_path),
+        cwd=str(ROOT),
+    )
+    errlog = tmp_path / "stderr.txt"
+
+    async def main() -> None:
+        with errlog.open("w") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                with anyio.fail_after(120):
+                    await body(session)
+
+    anyio.run(main)
+    return errlog.read_text()
+
+
+def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        tools = (await session.list_tools()).tools
+        seen["tools"] = {t.name: t for t in tools}
+        seen["search"] = await session.call_tool(
+            "search",
+            {"question": "Which neighbourhood in Lisbon is easier with a stroller?", "today": "2024-05-10"},
+        )
+        seen["keywords"] = await session.call_tool(
+            "keyword_search",
+            {"keywords": "flaky forecast cache", "date_from": "2025-06-01", "date_to": "2025-06-30"},
+        )
+        seen["empty"] = await session.call_tool(
+            "keyword_search", {"keywords": "flaky forecast cache", "date_to": "2024-01-01"}
+        )
+        seen["turns"] = await session.call_tool(
+            "read_turns", {"session_id": LISBON, "turn_from": 0, "turn_to": 3}
+        )
+        seen["bad"] = await session.call_tool(
+            "keyword_search", {"keywords": "lisbon", "date_from": "May 2024"}
+        )
+        seen["add"] = await session.call_tool(
+            "add_messages", {"session_id": "x", "messages": [{"role": "user", "content": "hi"}]}
+        )
+
+    stderr = over_stdio(index, tmp_path, body)
+    tools = seen["tools"]
+    assert set(tools) == {"search", "keyword_search", "read_turns"}  # read-only: no add_messages
+    assert "past conversations" in (tools["search"].description or "")
+    assert tools["search"].annotations.read_only_hint is True
+    assert set(tools["keyword_search"].input_schema["properties"]) >= {"keywords", "date_from", "date_to"}
+
+    search = seen["search"]
+    assert not search.is_error
+    text = _text(search)
+    assert f"[session {LISBON}" in text
+    assert "Príncipe Real is flatter than Alfama, so yes, easier with a stroller." in text
+    assert f"- {LISBON}: turns " in text  # the blocks' spans, for read_turns
+
+    keywords = _text(seen["keywords"])
+    assert f"[session {CODE_SESSION}" in keywords and "test_forecast_cache" in keywords
+    assert "No messages match 'flaky forecast cache' between the start and 2024-01-01" in _text(seen["empty"])
+
+    turns = _text(seen["turns"])
+    assert turns.splitlines()[0] == f"[session {LISBON} | turns 0-3]"
+    assert turns.splitlines()[1] == (
+        "0 user (2024-05-01 08:00 UTC): Where should we stay in Lisbon for four nights in May?"
+    )
+    assert turns.splitlines()[3].startswith(
+        "2 user (2024-05-01 08:02 UTC): Book-wise"
+    )  # time of the previous
+
+    assert seen["bad"].is_error and "'May 2024' is not a date in the form YYYY-MM-DD" in _text(seen["bad"])
+    assert seen["add"].is_error
+    assert "Traceback" not in stderr
+
+
+def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    with refind.Memory(index) as mem:
+        io.import_path(mem, FIXTURES / "claude" / "conversations.json")
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["tools"] = {t.name for t in (await session.list_tools()).tools}
+        message = {
+            "role": "user",
+            "content": "Remember: the spare bike key is in the blue jar.",
+            "timestamp": "2025-01-05T10:00:00Z",
+        }
+        seen["add"] = await session.call_tool(
+            "add_messages", {"session_id": "notes", "messages": [message], "request_id": "r1"}
+        )
+        seen["again"] = await session.call_tool(
+            "add_messages", {"session_id": "notes", "messages": [message], "request_id": "r1"}
+        )
+        seen["found"] = await session.call_tool("keyword_search", {"keywords": "spare bike key"})
+
+    over_stdio(index, tmp_path, body, "--allow-add", "--user", "me")
+    assert seen["tools"] == {"search", "keyword_search", "read_turns", "add_messages"}
+    assert _text(seen["add"]) == "Saved 1 new and 0 replaced message(s) in session 'notes'."
+    assert "already saved" in _text(seen["again"])
+    assert "the spare bike key is in the blue jar" in _text(seen["found"])
+    with refind.Memory(index, read_only=True) as mem:
+        assert [h.content for h in mem.session("me", "notes")] == [
+            "Remember: the spare bike key is in the blue jar."
+        ]
+
+
+def test_a_missing_index_is_one_line_on_stderr(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "refind.cli", "--data", str(tmp_path / "none"), "mcp"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""  # stdout is the protocol's, even when failing
+    assert "no refind index at" in done.stderr and "refind import" in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_streamable_http(index: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "refind.cli",
+            "--data",
+            str(index),
+            "mcp",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.2)
+        seen: dict[str, Any] = {}
+
+        async def main() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                seen["tools"] = {t.name for t in (await session.list_tools()).tools}
+                seen["search"] = await session.call_tool("keyword_search", {"keywords": "sourdough acetone"})
+
+        anyio.run(main)
+        assert seen["tools"] == {"search", "keyword_search", "read_turns"}
+        assert "Not dead, just hungry!" in _text(seen["search"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        if server.stderr:
+            server.stderr.close()
+
+
+def test_without_the_mcp_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from refind.cli import EXIT_ERROR, main
+
+    for name in ("refind.mcp", "refind.mcp.server"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # makes the SDK's import fail
+    result = CliRunner().invoke(main, ["mcp"])
+    assert result.exit_code == EXIT_ERROR
+    assert result.stderr.strip() == "Error: the MCP server needs the mcp SDK: pip install 'refind[mcp]'"
