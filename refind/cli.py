@@ -332,8 +332,6 @@ class _StopOnInterrupt:
             signal.signal(signal.SIGINT, self._previous)
 
 
-
-
 def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line: bool = False) -> None:
     """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON
     (one line per pass with --watch)."""
