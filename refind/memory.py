@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from pathlib import Path
@@ -15,8 +11,8 @@ from typing import Any
 
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
-from refind.config import Settings, default_data_dir
-from refind.errors import InvalidInput, RequestConflict
+from refind.config import Settings
+from refind.errors import InvalidInput
 from refind.models import (
     AddResult,
     Evidence,
@@ -31,17 +27,15 @@ from refind.models import (
 )
 from refind.search.round import Fusion, search_round
 from refind.search.session import SearchSession
-from refind.store.base import Filters, Record, SessionUpdate
+from refind.store import open_engine
+from refind.store.base import Engine, Filters
+from refind.store.write import ImportResult, WritePath
 
 __all__ = ["ImportResult", "Memory"]
 
 log = logging.getLogger(__name__)
 
 TimeLike = int | float | str | datetime | date
-_SESSION_JOIN = "\n"  # as the store joins a session's messages into its document
-_IMPORT_CHUNK = 50_000  # messages per commit during a bulk import
-
-
 _check_id = check_id
 
 
@@ -62,13 +56,6 @@ def _time_arg(name: str, value: TimeLike | None) -> int | None:
         raise InvalidInput(f"{name}: {exc}", field=name) from exc
 
 
-class ImportResult(AddResult):
-    """Totals of a bulk import."""
-
-    sessions: int = 0
-    users: int = 0
-
-
 class Memory:
     """A user-partitioned memory of raw chat messages.
 
@@ -84,10 +71,9 @@ class Memory:
         *,
         read_only: bool = False,
         settings: Settings | None = None,
+        store: Engine | None = None,
         **overrides: Any,
     ) -> None:
-        from refind.store.lucene import LuceneStore  # the JVM starts here, not at import refind
-
         if settings is not None and overrides:
             settings = settings.model_copy(update=overrides)
         elif settings is None:
@@ -96,21 +82,13 @@ class Memory:
             except Exception as exc:
                 raise InvalidInput(f"settings: {exc}") from exc
         self.settings = settings
-        in_memory = path is not None and str(path) == ":memory:"
-        resolved: Path | None = None if in_memory else Path(path) if path is not None else default_data_dir()
-        self.store = LuceneStore(resolved, settings=settings, read_only=read_only)
-        self._lock = threading.Lock()
-        # Group commit: adds write under self._lock, then wait for a commit that covers their write; one
-        # waiting thread commits for all. Until then, what they wrote is invisible to the index's readers,
-        # so the lookups of later adds consult these overlays (each entry tagged with its write generation).
-        self._gen = 0
-        self._committed = 0
-        self._committing = False
-        self._commit_cv = threading.Condition()
-        self._pending_tail: dict[tuple[str, str], tuple[int, Record]] = {}
-        self._pending_ids: dict[tuple[str, str], tuple[int, Record]] = {}
-        self._pending_markers: dict[tuple[str, str], tuple[int, str]] = {}
-        self._pending_text: dict[tuple[str, str], tuple[int, str]] = {}
+        if store is not None:
+            if path is not None:
+                raise InvalidInput("path: give a path or a store, not both")
+            self.store: Engine = store
+        else:  # the JVM starts here (for the Lucene engine), not at import refind
+            self.store = open_engine(path, settings=settings, read_only=read_only)
+        self._writes = WritePath(self.store)
 
     @classmethod
     def in_memory(cls, **overrides: Any) -> Memory:
@@ -119,7 +97,7 @@ class Memory:
 
     @property
     def path(self) -> Path | None:
-        """The index directory, or None for an in-memory Memory."""
+        """The index directory, or None for an index that has none (in memory, or a remote engine)."""
         return self.store.path
 
     # ------------------------------------------------------------------ writing
@@ -147,293 +125,16 @@ class Memory:
         parsed = parse_messages(messages)
         session_ms = _time_arg("session_time", session_time)
         session_text = session_time if isinstance(session_time, str) else None
-        with self._lock:
-            digest = _body_digest(session_id, parsed, session_ms) if request_id is not None else None
-            duplicate_of = (
-                self._duplicate_of(user_id, request_id, digest)
-                if request_id is not None and digest is not None
-                else None
-            )
-            if duplicate_of is None:
-                gen, added, replaced = self._write(
-                    user_id, session_id, parsed, session_ms, session_text, request_id, digest
-                )
-            else:
-                gen, added, replaced = duplicate_of, 0, 0
-        # durable and visible before we answer (a duplicate of a pending add waits for that add's commit)
-        self._await_commit(gen)
-        return AddResult(
-            user_id=user_id,
-            session_id=session_id,
-            request_id=request_id,
-            added=added,
-            replaced=replaced,
-            duplicate_request=duplicate_of is not None,
-        )
-
-    def _duplicate_of(self, user_id: str, request_id: str, digest: str) -> int | None:
-        """None when ``request_id`` is new for this user; else the write generation to wait for (0: already
-        committed). Raises RequestConflict when it was used with a different body. Holds self._lock."""
-        pending = self._pending_markers.get((user_id, request_id))
-        stored = pending[1] if pending is not None else self.store.request_marker(user_id, request_id)
-        if stored is None:
-            return None
-        if json.loads(stored).get("digest") != digest:
-            raise RequestConflict(
-                f"request_id {request_id!r} was already used with a different body; "
-                "nothing was written. Use a new request_id for new content"
-            )
-        return pending[0] if pending is not None else 0
-
-    def _write(
-        self,
-        user_id: str,
-        session_id: str,
-        parsed: list[Message],
-        session_ms: int | None,
-        session_text: str | None,
-        request_id: str | None,
-        digest: str | None,
-    ) -> tuple[int, int, int]:
-        """Resolve and write one add without committing; returns (write generation, added, replaced).
-        Holds self._lock; the overlays keep the write visible to later adds until its commit lands."""
-        records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
-        if mode == "rebuild" and self._gen != self._committed:
-            # a replacement rebuilds the session's text from its stored turns: commit what is pending
-            # first so those turns are all there
-            self._commit_now()
-            records, replaced, mode = self._resolve(user_id, session_id, parsed, session_ms, session_text)
-        key = (user_id, session_id)
-        payload = None
-        if request_id is not None:
-            payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(records)})
-        text = None
-        if mode != "rebuild":
-            pending_text = self._pending_text.get(key)
-            if pending_text is not None:
-                before: str | None = pending_text[1]
-            else:
-                before = self.store.session_text(user_id, session_id) if mode == "append" else None
-            text = _SESSION_JOIN.join(([before] if before else []) + [r.content for r in records])
-        self.store.add_batches(
-            [records],
-            marker=(user_id, request_id, payload) if request_id is not None and payload is not None else None,
-            sessions={key: mode},
-            session_texts={key: text} if text is not None else None,
-            commit=False,
-        )
-        self._gen += 1
-        gen = self._gen
-        self._pending_tail[key] = (gen, max(records, key=lambda r: r.turn))
-        for r in records:
-            self._pending_ids[(user_id, r.id)] = (gen, r)
-        if request_id is not None and payload is not None:
-            self._pending_markers[(user_id, request_id)] = (gen, payload)
-        if text is not None:
-            self._pending_text[key] = (gen, text)
-        return gen, len({r.id for r in records}) - replaced, replaced
-
-    def _await_commit(self, gen: int) -> None:
-        """Return once a commit covers write generation ``gen``; one waiting thread commits for all."""
-        while True:
-            with self._commit_cv:
-                while self._committing and self._committed < gen:
-                    self._commit_cv.wait()
-                if self._committed >= gen:
-                    return
-                self._committing = True
-            snap = gen
-            try:
-                with self._lock:
-                    snap = self._gen
-                self.store.commit()
-            except BaseException:
-                with self._commit_cv:
-                    self._committing = False
-                    self._commit_cv.notify_all()
-                raise
-            with self._commit_cv:
-                self._committing = False
-                self._committed = max(self._committed, snap)
-                self._commit_cv.notify_all()
-            with self._lock:
-                self._drop_pending(snap)
-
-    def _commit_now(self) -> None:
-        """Commit everything written so far (caller holds self._lock)."""
-        if self._gen == self._committed:
-            return
-        snap = self._gen
-        self.store.commit()
-        with self._commit_cv:
-            self._committed = max(self._committed, snap)
-            self._commit_cv.notify_all()
-        self._drop_pending(snap)
-
-    def _overlay_pending_ids(self, user_id: str, ids: Iterable[str], existing: dict[str, Hit]) -> None:
-        """Add to ``existing`` the ids written by adds whose commit is still pending."""
-        for msg_id in ids:
-            written = self._pending_ids.get((user_id, msg_id))
-            if written is not None:
-                existing[msg_id] = _as_hit(written[1])
-
-    def _drop_pending(self, upto: int) -> None:
-        for overlay in (self._pending_tail, self._pending_ids, self._pending_markers, self._pending_text):
-            for k in [k for k, (g, _) in overlay.items() if g <= upto]:
-                del overlay[k]
-
-    def _resolve(
-        self,
-        user_id: str,
-        session_id: str,
-        messages: list[Message],
-        session_ms: int | None,
-        session_text: str | None = None,
-        *,
-        new_user: bool = False,
-        pending: set[tuple[str, str]] | None = None,
-    ) -> tuple[list[Record], int, SessionUpdate]:
-        """Assign turns, ids and timestamps; count how many ids already exist (replacements); say how the
-        session's own document changes (``new``, ``append``, ``rebuild``).
-
-        ``new_user`` means the caller knows the user has nothing stored (no lookups needed); ``pending`` holds
-        (user, id) pairs written but not yet committed in the same bulk import.
-        """
-        tail = None if new_user else self.store.session_tail(user_id, session_id)
-        pending_tail = self._pending_tail.get((user_id, session_id))
-        if pending_tail is not None and (tail is None or pending_tail[1].turn >= tail.turn):
-            tail = _as_hit(pending_tail[1])
-        next_turn = tail.turn + 1 if tail is not None else 0
-        explicit_ids = [m.id for m in messages if m.id is not None]
-        existing = (
-            {h.id: h for h in self.store.get(user_id, explicit_ids)} if explicit_ids and not new_user else {}
-        )
-        self._overlay_pending_ids(user_id, explicit_ids, existing)
-        fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
-        tail_text = tail.time_text if tail is not None else None
-        now_ms = int(time.time() * 1000)
-        resolved: list[tuple[Message, str, int, int, str | None]] = []
-        prev_ts: int | None = None
-        prev_text: str | None = None
-        for m in messages:
-            if m.turn is not None:
-                turn = m.turn
-            elif m.id is not None and m.id in existing and existing[m.id].session_id == session_id:
-                turn = existing[m.id].turn
-            else:
-                turn = next_turn
-            next_turn = max(next_turn, turn + 1)
-            time_text = m.time_text
-            if m.timestamp is not None:
-                ts = m.timestamp
-            elif prev_ts is not None:
-                ts, time_text = prev_ts, time_text or prev_text
-            elif fallback_ts is not None:
-                ts = fallback_ts
-                time_text = time_text or (session_text if session_ms is not None else tail_text)
-            else:
-                ts = now_ms
-            prev_ts, prev_text = ts, time_text
-            resolved.append((m, m.id if m.id is not None else f"{session_id}:{turn}", turn, ts, time_text))
-        ids = {r[1] for r in resolved}
-        if not new_user:
-            missing = [i for i in ids if i not in existing]
-            if missing and (tail is not None or explicit_ids):
-                existing.update({h.id: h for h in self.store.get(user_id, missing)})
-        pending = pending if pending is not None else set()
-        self._overlay_pending_ids(user_id, ids, existing)
-        seen: set[str] = set()
-        records = []
-        replaced = 0
-        for m, msg_id, turn, ts, time_text in resolved:
-            known = msg_id in existing or (user_id, msg_id) in pending
-            if known and msg_id not in seen:
-                replaced += 1
-            records.append(
-                Record(
-                    user_id=user_id,
-                    session_id=session_id,
-                    id=msg_id,
-                    turn=turn,
-                    timestamp=ts,
-                    role=m.role,
-                    content=m.content,
-                    speaker=m.speaker,
-                    time_text=time_text,
-                    replace=known or msg_id in seen,
-                )
-            )
-            seen.add(msg_id)
-        mode: SessionUpdate = (
-            "new" if tail is None and not replaced else ("rebuild" if replaced else "append")
-        )
-        return records, replaced, mode
+        return self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text)
 
     def import_sessions(
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
-        """Bulk-add many sessions with few commits (every ~50,000 messages and at the end).
+        """Bulk-add many sessions with few commits (every 200,000 messages and at the end).
 
         Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
-        with the number of messages written after each session.
-        """
-        total = ImportResult(user_id="*", session_id="*")
-        users: set[str] = set()
-        pending: list[list[Record]] = []
-        modes: dict[tuple[str, str], SessionUpdate] = {}
-        pending_keys: set[tuple[str, str]] = set()
-        touched: set[tuple[str, str]] = set()
-        empty_users: dict[str, bool] = {}
-        seen_sessions: set[tuple[str, str]] = set()
-        pending_n = 0
-
-        def flush() -> None:
-            nonlocal pending_n
-            if pending:
-                self.store.add_batches(pending, sessions=modes)
-            pending.clear()
-            modes.clear()
-            pending_keys.clear()
-            touched.clear()
-            pending_n = 0
-
-        with self._lock:
-            self._commit_now()
-            for log_ in logs:
-                user_id = _check_id("user_id", log_.user_id)
-                session_id = _check_id("session_id", log_.session_id)
-                if (user_id, session_id) in touched:
-                    flush()  # the session's tail must be committed before more turns are appended
-                messages = parse_messages(log_.messages)
-                if user_id not in empty_users:  # a user with nothing stored needs no per-session lookups
-                    empty_users[user_id] = self.store.count(user_id) == 0
-                records, replaced, mode = self._resolve(
-                    user_id,
-                    session_id,
-                    messages,
-                    log_.date,
-                    log_.date_text,
-                    new_user=empty_users[user_id] and (user_id, session_id) not in seen_sessions,
-                    pending=pending_keys,
-                )
-                seen_sessions.add((user_id, session_id))
-                modes[(user_id, session_id)] = mode
-                pending_keys.update((user_id, r.id) for r in records)
-                pending.append(records)
-                touched.add((user_id, session_id))
-                pending_n += len(records)
-                unique = len({r.id for r in records})
-                total.added += unique - replaced
-                total.replaced += replaced
-                total.sessions += 1
-                users.add(user_id)
-                if pending_n >= _IMPORT_CHUNK:
-                    flush()
-                if progress is not None:
-                    progress(len(records))
-            flush()
-        total.users = len(users)
-        return total
+        with the number of messages written after each session."""
+        return self._writes.import_sessions(logs, progress=progress)
 
     def delete_added_before(self, cutoff: TimeLike) -> int:
         """Retention: delete everything *added* (acknowledged) before ``cutoff`` (epoch ms, ISO string or
@@ -443,16 +144,11 @@ class Memory:
         messages were removed (``refind serve --retention-days``)."""
         cutoff_ms = _time_arg("cutoff", cutoff)
         assert cutoff_ms is not None
-        with self._lock:
-            self._commit_now()
-            return self.store.delete_added_before(cutoff_ms)
+        return self._writes.delete_added_before(cutoff_ms)
 
     def delete_user(self, user_id: str) -> int:
         """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
-        user_id = _check_id("user_id", user_id)
-        with self._lock:
-            self._commit_now()
-            return self.store.delete_user(user_id)
+        return self._writes.delete_user(_check_id("user_id", user_id))
 
     # ------------------------------------------------------------------ reading
 
@@ -617,13 +313,16 @@ class Memory:
 
     def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
         """Turns ``turn_from..turn_to`` (inclusive) of one session, in order."""
-        return self.store.window(
-            _check_id("user_id", user_id), _check_id("session_id", session_id), turn_from, turn_to
-        )
+        for name, value in (("turn_from", turn_from), ("turn_to", turn_to)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidInput(f"{name}: expected a non-negative integer", field=name)
+        user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        return self.store.windows(user_id, [(session_id, turn_from, turn_to)])[0]
 
     def session(self, user_id: str, session_id: str) -> list[Hit]:
         """Every stored turn of one session, in order."""
-        return self.store.session(_check_id("user_id", user_id), _check_id("session_id", session_id))
+        user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        return self.store.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
 
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""
@@ -634,7 +333,7 @@ class Memory:
         users = self.store.users()
         per_user = {u: self.store.count(u) for u in users}
         return StoreStats(
-            path=str(self.path) if self.path else ":memory:",
+            path=self._where(),
             messages=self.store.count(),
             users=len(users),
             per_user=per_user,
@@ -652,29 +351,8 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _where(self) -> str:
+        return str(self.path) if self.path is not None else getattr(self.store, "location", ":memory:")
+
     def __repr__(self) -> str:
-        return f"Memory({str(self.path) if self.path else ':memory:'!r})"
-
-
-def _as_hit(r: Record) -> Hit:
-    """A written-but-uncommitted record, seen the way the store would return it."""
-    return Hit.model_construct(
-        id=r.id,
-        session_id=r.session_id,
-        turn=r.turn,
-        timestamp=r.timestamp,
-        role=r.role,
-        speaker=r.speaker,
-        content=r.content,
-        score=0.0,
-        time_text=r.time_text,
-    )
-
-
-def _body_digest(session_id: str, messages: list[Message], session_ms: int | None) -> str:
-    body = {
-        "session_id": session_id,
-        "session_time": session_ms,
-        "messages": [m.model_dump(exclude_none=True) for m in messages],
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return f"Memory({self._where()!r})"

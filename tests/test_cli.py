@@ -52,7 +52,7 @@ def assert_one_line_error(stderr: str, *fragments: str) -> None:
     assert lines[0].startswith("Error: "), stderr
     for fragment in fragments:
         assert fragment in lines[0], stderr
-    assert "Traceback" not in stderr and "java." not in stderr and "jnius" not in stderr
+    assert "Traceback" not in stderr and "java." not in stderr and "jpype" not in stderr.lower()
 
 
 @pytest.fixture(autouse=True)

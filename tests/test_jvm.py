@@ -25,7 +25,7 @@ def test_import_does_not_start_java(child_env: dict[str, str]) -> None:
     out = run(
         """
         import sys, refind
-        print(sorted(m for m in ("jnius", "jnius_config", "torch", "pyserini", "openai", "tiktoken") if m in sys.modules))
+        print(sorted(m for m in ("jpype", "jnius", "torch", "pyserini", "openai", "tiktoken") if m in sys.modules))
         """,
         child_env,
     )
@@ -41,8 +41,8 @@ def test_java_21_is_used_even_with_an_older_java_home(child_env: dict[str, str],
         import os, refind
         m = refind.Memory({str(tmp_path / "idx")!r})
         m.add("u", "s", [{{"role": "user", "content": "hello java"}}])
-        from jnius import autoclass
-        print("JAVA", autoclass("java.lang.System").getProperty("java.specification.version"))
+        from refind.store._jvm import jclass
+        print("JAVA", jclass("java.lang.System").getProperty("java.specification.version"))
         print("HOME_KEPT", os.environ["JAVA_HOME"] == {env["JAVA_HOME"]!r})
         print("HITS", len(m.query("u", "java")))
         m.close()

@@ -7,7 +7,12 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 import refind
+from refind.models import parse_messages
+from refind.store.write import body_digest
+from tests.legacy_index import write_legacy_index
 from tests.server_helpers import add_body, client, count, running, search_body
 
 T_PAST = 1_682_899_200_000  # 2023-05-01: every benchmark set and any imported history is dated like this
@@ -62,40 +67,43 @@ def test_session_documents_follow_a_sweep(tmp_path: Path) -> None:
         assert m.delete_added_before("2000-01-01") == 0
 
 
-def test_a_format_1_index_is_upgraded_and_its_messages_count_from_the_upgrade(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_an_older_index_is_upgraded_in_place_and_keeps_everything(tmp_path: Path, fmt: int) -> None:
     path = tmp_path / "idx"
-    with refind.Memory(path) as m:
-        store = m.store
-        # write the way format 1 did: no "added" field on messages or request markers
-        store._doc.doc.removeFields("added")
-        write_marker = store._write_marker
-
-        def format_1_marker(user_id: str, request_id: str, payload: str, *, added: int) -> None:
-            write_marker(user_id, request_id, payload, added=added)
-            key = store._j.Term("key", "\x1frequest\x1f" + user_id + "\x1f" + request_id)
-            d = store._j.Document()
-            d.add(store._j.StringField("key", key.text(), store._j.FieldStore.NO))
-            d.add(store._j.StringField("kind", "r", store._j.FieldStore.NO))
-            d.add(store._j.StringField("req_user", user_id, store._j.FieldStore.NO))
-            d.add(store._j.StoredField("raw", payload, signature="(Ljava/lang/String;Ljava/lang/String;)V"))
-            store._writer.updateDocument(key, d)
-
-        store._write_marker = format_1_marker
-        m.add("u", "s", _msgs("a message from an old refind"), request_id="r1")
-    meta = json.loads((path / "refind.json").read_text())
-    (path / "refind.json").write_text(json.dumps({**meta, "format": 1}))
-    with refind.Memory(path, read_only=True) as ro:  # readable as it is
-        assert ro.count("u") == 1
-    assert json.loads((path / "refind.json").read_text())["format"] == 1
+    path.mkdir()
+    body = _msgs("a message from an old refind about kayaks")
+    digest = body_digest("s", parse_messages(body), None)
+    payload = json.dumps({"digest": digest, "session_id": "s", "messages": 1})
+    old = [
+        {"user_id": "u", "session_id": "s", "id": "s:0", "turn": 0, "ts": T_PAST, "role": "user",
+         "content": "a message from an old refind about kayaks"},
+        {"user_id": "v", "session_id": "t", "id": "x1", "turn": 0, "ts": T_PAST, "role": "assistant",
+         "content": "someone else's canoe", "speaker": "Bot"},
+    ]  # fmt: skip
+    added_then = _now() - 5 * DAY
+    write_legacy_index(path, fmt, old, markers=[("u", "r1", payload)], added=added_then)
+    with pytest.raises(refind.IndexFormatError, match="open it once for writing"):
+        refind.Memory(path, read_only=True)
     before = _now()
     with refind.Memory(path) as m:
         meta = json.loads((path / "refind.json").read_text())
-        assert meta["format"] == 2 and meta["upgraded_from"] == 1 and meta["legacy_added_ms"] >= before
-        assert m.delete_added_before(before - 1) == 0  # counts as added at the upgrade, not never, not 1970
-        assert m.add("u", "s", _msgs("a message from an old refind"), request_id="r1").duplicate_request
-        assert m.delete_added_before(_now() + 1) == 1
-        assert m.count("u") == 0
-        assert not m.add("u", "s", _msgs("a message from an old refind"), request_id="r1").duplicate_request
+        assert meta["format"] == 3 and meta["upgraded_from"] == fmt
+        assert m.count() == 2 and m.count("u") == 1
+        hit = m.query("u", "kayaks")[0]
+        assert (hit.id, hit.session_id, hit.turn, hit.timestamp, hit.role) == ("s:0", "s", 0, T_PAST, "user")
+        assert m.query("v", "canoe")[0].speaker == "Bot"
+        assert [sid for sid, _ in m.store.query_sessions("u", "kayaks")] == ["s"]
+        assert m.add("u", "s", body, request_id="r1").duplicate_request  # its marker survived
+        m.add("u", "s", _msgs("and a new one about kayaks"))  # appends after the old turn
+        assert [h.turn for h in m.session("u", "s")] == [0, 1]
+        if fmt == 1:  # no add times: they count as added at the upgrade, not never, not 1970
+            assert m.delete_added_before(before - 1) == 0
+        else:  # format 2 recorded them
+            assert m.delete_added_before(added_then + 1) == 2
+            assert m.count() == 1
+            assert not m.add("u", "s", body, request_id="r1").duplicate_request
+    with refind.Memory(path, read_only=True) as ro:  # upgraded for good
+        assert ro.count() == (3 if fmt == 1 else 2)
 
 
 def test_serve_retention_sweeps_by_ingestion_time_and_a_retry_restores(tmp_path: Path) -> None:

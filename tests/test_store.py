@@ -41,7 +41,7 @@ def test_add_is_durable_across_reopen(tmp_path: Path) -> None:
         assert hits[0].timestamp == T0 and hits[0].role == "user"
         assert m.count("alice") == 2 and m.count() == 2
     meta = (path / "refind.json").read_text()
-    assert '"format": 2' in meta and "porterStem" in meta
+    assert '"format": 3' in meta and "porterStem" in meta
 
 
 def test_add_is_visible_to_the_next_search_without_reopen(mem: refind.Memory) -> None:
@@ -292,7 +292,7 @@ def test_read_only_on_missing_index_and_foreign_directories(tmp_path: Path) -> N
     path = tmp_path / "idx"
     refind.Memory(path).close()
     meta = path / "refind.json"
-    meta.write_text(meta.read_text().replace('"format": 2', '"format": 99'))
+    meta.write_text(meta.read_text().replace('"format": 3', '"format": 99'))
     with pytest.raises(refind.IndexFormatError, match="re-import"):
         refind.Memory(path)
 
@@ -382,7 +382,7 @@ def test_concurrent_adds_share_commits_without_losing_or_mixing_turns(tmp_path: 
             assert [h.turn for h in turns] == list(range(16 * 3 * 2))  # no turn lost or written twice
             for a, b in zip(turns[::2], turns[1::2], strict=True):  # each add's two messages stay adjacent
                 assert a.content.replace("first", "") == b.content.replace("second", "")
-            text = m.store.session_text("u", sid) or ""
+            text = m.store.session_states("u", [sid])[sid].text or ""
             assert all(h.content in text for h in turns)  # the session document kept every message
             assert len(text.split("\n")) == len(turns)
         assert len(m.session("u", "dup")) == 6

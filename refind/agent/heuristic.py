@@ -58,8 +58,7 @@ class HeuristicAgent:
             rounds.append(_Round("broad", broad))
         # the question as asked: its function words and phrasing rank sessions differently from the bare
         # keywords (and the two rankings are fused); skipped when it adds no term
-        store = session.store
-        if broad and set(store.analyze(question)) - set(store.analyze(broad)):
+        if broad and set(session.analyze(question)) - set(session.analyze(broad)):
             rounds.append(_Round("question", question))
         time_range = parse_time_range(question, session.now) if self.time_filters else None
         if time_range is not None:
@@ -68,9 +67,7 @@ class HeuristicAgent:
                 _Round(label, " ".join(words) or None, time_range.start, time_range.end, self.time_weight)
             )
         # term statistics for the first _MAX_WORDS keywords: a long question costs what a long query does
-        counts = (
-            session.store.term_counts(session.user_id, " ".join(words[:_MAX_WORDS])) if len(words) > 1 else {}
-        )
+        counts = session.term_counts(" ".join(words[:_MAX_WORDS])) if len(words) > 1 else {}
         present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
         if len(present) > 1:
             rounds.append(_Round("rarer terms", " ".join(present[: (len(present) + 1) // 2]), weight=0.0))

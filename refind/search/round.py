@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from refind.models import Evidence, Hit, Turn
-from refind.store.base import Filters, Store
+from refind.store.base import Filters, Reader
 
 __all__ = ["Fusion", "SessionSource", "build_blocks", "fuse", "search_round", "session_ranking"]
 
@@ -62,7 +62,7 @@ def fuse(
 
 
 def session_ranking(
-    store: Store, user_id: str, keywords: str, hits: Sequence[Hit], fusion: Fusion, *, restrict: bool = True
+    store: Reader, user_id: str, keywords: str, hits: Sequence[Hit], fusion: Fusion, *, restrict: bool = True
 ) -> tuple[list[str] | None, list[list[str]]]:
     """(r2 order for :func:`fuse`, the round's session orders). The round's orders are the sessions in
     fused-hit order, or with ``documents``, two orders: sessions by their best message and by BM25 over
@@ -103,7 +103,7 @@ def _spans(selected: Sequence[tuple[Hit, float]], window: int) -> list[tuple[str
 
 
 def search_round(
-    store: Store,
+    store: Reader,
     user_id: str,
     keywords: str,
     *,
@@ -129,12 +129,12 @@ def search_round(
     fetch = max(overfetch, top_k)
     if read is not None and filters is not None:
         open_filters = Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles)
-        ranked_hits = store.query_meta(user_id, keywords, fetch, open_filters)
+        ranked_hits = store.query(user_id, keywords, fetch, open_filters, content=False)
         unread = [h for h in ranked_hits if not read(h)]
         if len(unread) < top_k and len(unread) < len(ranked_hits):
-            unread = store.query_meta(user_id, keywords, fetch, filters)
+            unread = store.query(user_id, keywords, fetch, filters, content=False)
     else:
-        ranked_hits = unread = store.query_meta(user_id, keywords, fetch, filters)
+        ranked_hits = unread = store.query(user_id, keywords, fetch, filters, content=False)
     if not ranked_hits and not unread:
         return [], [], []
     filtered = filters is not None and (
@@ -151,7 +151,7 @@ def search_round(
 
 
 def build_blocks(
-    store: Store,
+    store: Reader,
     user_id: str,
     selected: Sequence[tuple[Hit, float]],
     window: int,

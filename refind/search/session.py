@@ -9,7 +9,7 @@ from typing import Literal
 from refind.models import Evidence, Hit, RoundTrace, SearchResult, Turn
 from refind.render import order_evidence, pack, render
 from refind.search.round import Fusion, build_blocks, search_round
-from refind.store.base import Filters, Store
+from refind.store.base import Filters, Reader
 from refind.tokens import count_tokens
 
 __all__ = ["ReadSet", "SearchSession"]
@@ -27,7 +27,7 @@ class SearchSession:
 
     def __init__(
         self,
-        store: Store,
+        store: Reader,
         user_id: str,
         question: str,
         *,
@@ -67,6 +67,14 @@ class SearchSession:
         self.session_score: dict[str, float] = {}
         self.rankings: list[list[str]] = []  # every session order credited, in round order
         self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
+
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text``, as every search of this session analyzes it."""
+        return self.store.analyze(text)
+
+    def term_counts(self, text: str) -> dict[str, int]:
+        """For each distinct term of ``text``: how many of this user's messages hold it."""
+        return self.store.term_counts(self.user_id, text)
 
     @property
     def rounds(self) -> int:

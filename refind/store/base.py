@@ -1,20 +1,55 @@
-"""The Store protocol: what a storage engine offers the layers above it.
+"""The engine protocol: exactly what the layers above an engine call, nothing more (DESIGN §8).
 
-The embedded default is :class:`refind.store.lucene.LuceneStore`. A scale-out engine (OpenSearch) would
-implement the same methods over the same document shape (DESIGN §8).
+An engine stores one user-partitioned collection of chat messages and answers a handful of reads. Three
+engines implement it and pass one contract suite (``tests/test_engine_contract.py``): the embedded
+:class:`~refind.store.lucene.LuceneStore` (default), the pure-Python
+:class:`~refind.store.reference.ReferenceStore` (in memory; lets search and agent logic be tested without
+Java and proves the protocol complete) and, for scale-out, OpenSearch.
+
+Who calls what:
+
+- the search rounds and the agents' session (:mod:`refind.search`): :class:`Reader`;
+- the write side (:mod:`refind.store.write`): :class:`Writer`, plus the reads it needs to resolve turns,
+  ids and session texts (:meth:`Writer.session_states`, :meth:`Reader.get`, :meth:`Writer.request_marker`);
+- :class:`refind.Memory`: both, and the lifecycle of :class:`Engine`.
+
+Rules every engine keeps (and the contract suite checks):
+
+- every read takes the user id and never returns another user's data; there is no cross-user query;
+- query text is analyzed into terms (lowercased, English stop words dropped, English stemming, CJK text
+  as bigrams; at most 64 distinct terms, a repeated term weighing more), never parsed as query syntax;
+- filters (:class:`Filters`) apply before the top ``k``; ``exclude_*`` are the caller's read-set;
+- a record whose id exists (per user) replaces that message; ``write`` + ``commit`` is durable and visible
+  to the next read once ``commit`` returns, and nothing written is visible before (a read never sees an
+  add that a crash could still undo);
+- request markers and messages written in one batch become durable together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from refind.models import Hit
 
-__all__ = ["Filters", "Record", "SessionUpdate", "Store"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "Engine",
+    "Expired",
+    "Filters",
+    "Marker",
+    "Reader",
+    "Record",
+    "SessionDoc",
+    "SessionState",
+    "WriteBatch",
+    "Writer",
+]
 
-SessionUpdate = Literal["new", "append", "rebuild"]
+MAX_QUERY_TERMS = 64
+"""Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +65,53 @@ class Record:
     content: str
     speaker: str | None = None
     time_text: str | None = None
-    replace: bool = True  # False only when the caller knows the id is new (skips the delete-by-term)
+    replace: bool = True  # False only when the writer knows the id is new (skips the delete-by-id)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDoc:
+    """A session's whole text (its messages joined in turn order), indexed as one document for
+    session-level BM25. ``new``: the engine holds none for it yet. ``text=None`` removes it."""
+
+    user_id: str
+    session_id: str
+    text: str | None
+    new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """The record that a request id was applied (``payload`` holds the digest of its body)."""
+
+    user_id: str
+    request_id: str
+    payload: str
+
+
+@dataclass(slots=True)
+class WriteBatch:
+    """What one add (or one slice of a bulk import) writes: messages, session documents, a marker."""
+
+    records: list[Record] = field(default_factory=list)
+    sessions: list[SessionDoc] = field(default_factory=list)
+    marker: Marker | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """What the write side needs of a stored session: its last turn (with content) and whole text."""
+
+    tail: Hit | None
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """What a retention sweep removed: the message count, and for each session that lost messages the
+    contents of its remaining turns in turn order (empty: the session is gone), for its new document."""
+
+    removed: int
+    sessions: list[tuple[str, str, list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,49 +126,94 @@ class Filters:
     exclude_sessions: Sequence[str] | None = None
 
 
-class Store(Protocol):
-    """Storage engine interface. Every read takes the user id: there is no cross-user query."""
+@runtime_checkable
+class Reader(Protocol):
+    """The reads of the search rounds, the agents' session and the facade."""
 
-    def add(
-        self,
-        records: Sequence[Record],
-        *,
-        marker: tuple[str, str, str] | None = None,
-        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
-    ) -> int: ...
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text``, in order (repeats kept)."""
+        ...
+
+    def query(
+        self, user_id: str, text: str, k: int, filters: Filters | None = None, *, content: bool = True
+    ) -> list[Hit]:
+        """BM25 over ``user_id``'s messages, best first. Without ``content`` the hits carry only id,
+        session, turn, time, role and score (``content == ""``): for ranking passes that never show them."""
+        ...
 
     def query_sessions(
-        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
-    ) -> list[tuple[str, float]]: ...
+        self, user_id: str, text: str, k: int, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over ``user_id``'s whole sessions (their joined text): (session id, score), best first."""
+        ...
 
-    def analyze(self, text: str) -> list[str]: ...
-
-    def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]: ...
-
-    def query_meta(
-        self, user_id: str, text: str, k: int = 10, filters: Filters | None = None
-    ) -> list[Hit]: ...
-
-    def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]: ...
-
-    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]: ...
+    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
+        """For each ``(session_id, first_turn, last_turn)`` the stored turns in that range, in turn order."""
+        ...
 
     def browse(
         self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
-    ) -> list[Hit]: ...
+    ) -> list[Hit]:
+        """``user_id``'s messages matching only ``filters``, newest (or oldest) first, with content."""
+        ...
 
-    def term_counts(self, user_id: str, text: str) -> dict[str, int]: ...
+    def term_counts(self, user_id: str, text: str) -> dict[str, int]:
+        """For each distinct analyzed term of ``text`` (as :meth:`query` uses them), how many of
+        ``user_id``'s messages contain it."""
+        ...
 
-    def get(self, user_id: str, ids: Iterable[str]) -> list[Hit]: ...
+    def get(self, user_id: str, ids: Sequence[str]) -> list[Hit]:
+        """``user_id``'s messages by id, with content (missing ids are simply absent)."""
+        ...
 
-    def session_tail(self, user_id: str, session_id: str) -> Hit | None: ...
+    def count(self, user_id: str | None = None) -> int:
+        """Messages stored for ``user_id``, or in all."""
+        ...
 
-    def request_marker(self, user_id: str, request_id: str) -> str | None: ...
+    def users(self) -> list[str]:
+        """User ids with at least one message, sorted."""
+        ...
 
-    def delete_user(self, user_id: str) -> int: ...
 
-    def count(self, user_id: str | None = None) -> int: ...
+@runtime_checkable
+class Writer(Protocol):
+    """The write side's calls. ``write`` then ``commit``: durable and visible when ``commit`` returns."""
 
-    def users(self) -> list[str]: ...
+    def session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
+        """Each stored session's last turn and whole text (sessions not stored are absent), as of the
+        last commit."""
+        ...
 
-    def close(self) -> None: ...
+    def request_marker(self, user_id: str, request_id: str) -> str | None:
+        """The payload of a committed request marker, or None."""
+        ...
+
+    def write(self, batch: WriteBatch) -> None:
+        """Write a batch, not yet durable nor visible."""
+        ...
+
+    def commit(self) -> None:
+        """Make everything written so far durable and visible."""
+        ...
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete every message, session document and request marker of ``user_id``, durably; returns
+        the messages removed."""
+        ...
+
+    def expire(self, cutoff_ms: int) -> Expired:
+        """Delete (not yet committed) every message and request marker added before ``cutoff_ms``, for
+        all users, and say which sessions lost messages (the caller rewrites their documents, commits)."""
+        ...
+
+
+@runtime_checkable
+class Engine(Reader, Writer, Protocol):
+    """A store: the reads, the writes and a lifecycle."""
+
+    path: Path | None
+    read_only: bool
+
+    def close(self) -> None:
+        """Release the engine (and any lock it holds). Idempotent."""
+        ...

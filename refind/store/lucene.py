@@ -1,279 +1,108 @@
-"""LuceneStore: the embedded default engine, one Lucene document per message (DESIGN §3).
+"""LuceneStore: the embedded default engine (DESIGN §3), a thin Python face on refind's Java engine.
 
-Writes go through one IndexWriter per directory and are committed before ``add`` returns (durable), then
-the near-real-time reader is refreshed (visible to the next search). Queries are bags of analyzed terms,
-never parsed as Lucene syntax, with FILTER clauses for the user, time range, sessions and roles and a
-MUST_NOT clause for excluded ids, all applied before top-k.
+The index itself (document layout, analyzer, queries, writes) lives in ``io.refind.lucene.Engine``
+(``refind/store/java/src``): each method here is one call across the bridge with JSON in and out, so a
+search round costs a few calls whatever the number of hits. This module keeps what is Python's: the index
+directory's lifecycle (format file, lock messages, upgrades of older formats) and the translation of Java
+errors into :class:`refind.StoreError`.
+
+Any number of stores and threads may use it at once: the JVM gate (:mod:`refind.store._jvm`) is
+thread-safe and releases the GIL during Java calls, so reads run in parallel (docs/store.md).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from refind import __version__
 from refind.config import Settings
-from refind.errors import (
-    IndexFormatError,
-    IndexLocked,
-    InvalidInput,
-    ReadOnlyError,
-    StoreClosed,
-    StoreError,
-)
+from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Filters, Record, SessionUpdate
+from refind.store.base import Expired, Filters, SessionState, WriteBatch
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # 2: messages and request markers record when they were added ("added")
-_READABLE_FORMATS = (1, 2)  # format 1 lacks "added": upgraded in place on the first writable open
+FORMAT_VERSION = 3
+"""3: hit fields as doc values (a ranking pass reads no stored message); 2: messages and request markers
+record when they were added; 1: the first. Older formats are upgraded in place on a writable open."""
+_UPGRADABLE = (1, 2)
 ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
-_ANALYZER_FILTERS = ("cjkWidth", "lowercase", "cjkBigram", "englishPossessive", "stop", "porterStem")
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
-_SEP = "\x1f"  # joins user id and message id into the per-index unique key
-_MAX_TERMS = 64  # distinct query terms kept: a question has a few dozen; more only cost time
-_KIND_MESSAGE = "m"
-_KIND_REQUEST = "r"
-_KIND_SESSION = "s"
-_KIND_SESSION_TEXT = "t"
-_SESSION_JOIN = "\n"
+_NO_LEGACY = -(2**63)  # Java's Long.MIN_VALUE: no message lacks its add time
 
 
-class _J:
-    """Java classes used by the store, resolved once after the JVM is up."""
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    def __init__(self) -> None:
-        c = jclass
-        self.HashMap = c("java.util.HashMap")
-
-        self.ArrayList = c("java.util.ArrayList")
-        self.File = c("java.io.File")
-        self.CustomAnalyzer = c("org.apache.lucene.analysis.custom.CustomAnalyzer")
-        self.CharTermAttribute = c("org.apache.lucene.analysis.tokenattributes.CharTermAttribute")
-        self.FSDirectory = c("org.apache.lucene.store.FSDirectory")
-        self.ByteBuffersDirectory = c("org.apache.lucene.store.ByteBuffersDirectory")
-        self.IndexWriter = c("org.apache.lucene.index.IndexWriter")
-        self.IndexWriterConfig = c("org.apache.lucene.index.IndexWriterConfig")
-        self.LogByteSizeMergePolicy = c("org.apache.lucene.index.LogByteSizeMergePolicy")
-        self.OpenMode = c("org.apache.lucene.index.IndexWriterConfig$OpenMode")
-        self.DirectoryReader = c("org.apache.lucene.index.DirectoryReader")
-        self.MultiTerms = c("org.apache.lucene.index.MultiTerms")
-        self.Term = c("org.apache.lucene.index.Term")
-        self.BM25Similarity = c("org.apache.lucene.search.similarities.BM25Similarity")
-        self.SearcherManager = c("org.apache.lucene.search.SearcherManager")
-        self.BooleanQueryBuilder = c("org.apache.lucene.search.BooleanQuery$Builder")
-        self.Occur = c("org.apache.lucene.search.BooleanClause$Occur")
-        self.TermQuery = c("org.apache.lucene.search.TermQuery")
-        self.BoostQuery = c("org.apache.lucene.search.BoostQuery")
-        self.TermInSetQuery = c("org.apache.lucene.search.TermInSetQuery")
-        self.MatchAllDocsQuery = c("org.apache.lucene.search.MatchAllDocsQuery")
-        self.ConstantScoreQuery = c("org.apache.lucene.search.ConstantScoreQuery")
-        self.Sort = c("org.apache.lucene.search.Sort")
-        self.SortField = c("org.apache.lucene.search.SortField")
-        self.SortFieldType = c("org.apache.lucene.search.SortField$Type")
-        self.Document = c("org.apache.lucene.document.Document")
-        self.FieldStore = c("org.apache.lucene.document.Field$Store")
-        self.FieldExistsQuery = c("org.apache.lucene.search.FieldExistsQuery")
-        self.StringField = c("org.apache.lucene.document.StringField")
-        self.TextField = c("org.apache.lucene.document.TextField")
-        self.StoredField = c("org.apache.lucene.document.StoredField")
-        self.IntPoint = c("org.apache.lucene.document.IntPoint")
-        self.LongPoint = c("org.apache.lucene.document.LongPoint")
-        self.NumericDocValuesField = c("org.apache.lucene.document.NumericDocValuesField")
-        self.SortedDocValuesField = c("org.apache.lucene.document.SortedDocValuesField")
-        self.BinaryDocValuesField = c("org.apache.lucene.document.BinaryDocValuesField")
-        self.BytesRef = c("org.apache.lucene.util.BytesRef")
-        self.LuceneVersion = c("org.apache.lucene.util.Version")
+    try:
+        return version("refind")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+        return "unknown"
 
 
-def _build_analyzer(j: _J) -> Any:
-    # UAX#29 keeps "title:kayak" as one word (':' is MidLetter); chat text means two words there.
-    colon = j.HashMap()
-    colon.put("pattern", ":")
-    colon.put("replacement", " ")
-    builder = (
-        j.CustomAnalyzer.builder()
-        .addCharFilter("patternReplace", colon)
-        .withTokenizer("standard", j.HashMap())
-    )
-    for name in _ANALYZER_FILTERS:
-        builder = builder.addTokenFilter(name, j.HashMap())
-    return builder.build()
-
-
-class _MessageDoc:
-    """One reusable Lucene Document with mutable fields: creating Java objects per message caps ingest
-    near 4k docs/s, reusing them reaches ~30k/s (DESIGN §3)."""
-
-    def __init__(self, j: _J) -> None:
-        yes, no = j.FieldStore.YES, j.FieldStore.NO
-        empty = j.BytesRef(b"")
-        self.key = j.StringField("key", "", no)
-        self.kind = j.StringField("kind", _KIND_MESSAGE, no)
-        self.id = j.StringField("id", "", yes)
-        self.id_dv = j.BinaryDocValuesField("id", empty)  # lets pyserini's LuceneSearcher open the index
-        self.user = j.StringField("user_id", "", yes)
-        self.session = j.StringField("session_id", "", yes)
-        self.session_dv = j.SortedDocValuesField("session_id", empty)
-        self.turn_pt = j.IntPoint("turn", 0)
-        self.turn_dv = j.NumericDocValuesField("turn", 0)
-        self.ts_pt = j.LongPoint("ts", 0)
-        self.ts_dv = j.NumericDocValuesField("ts", 0)
-        # when the message was written (epoch ms): retention sweeps by it, never by the message's own time
-        self.added_pt = j.LongPoint("added", 0)
-        self.added_dv = j.NumericDocValuesField("added", 0)
-        self.role = j.StringField("role", "", yes)
-        self.speaker = j.StringField("speaker", "", yes)
-        self.contents = j.TextField("contents", "", no)
-        self.raw = j.StoredField("raw", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
-        # id, session, turn, time and role as one short stored string: a ranking pass reads it with one JNI
-        # call per hit and never moves the (long) raw message across
-        self.meta = j.StoredField("meta", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
-        self.bytes_ref = j.BytesRef
-        self._user: str | None = ""
-        self._session: str | None = ""
-        self._role: str | None = ""
-        self._speaker: str | None = ""
-        self._ts: int | None = 0
-        self._added: int | None = 0
-        self.doc = j.Document()
-        for field in (
-            self.key, self.kind, self.id, self.id_dv, self.user, self.session, self.session_dv,
-            self.turn_pt, self.turn_dv, self.ts_pt, self.ts_dv, self.added_pt, self.added_dv,
-            self.role, self.speaker, self.contents, self.raw, self.meta,
-        ):  # fmt: skip
-            self.doc.add(field)
-
-    def fill(self, r: Record, added: int) -> None:
-        # A reused field keeps its value between documents: skip the JNI call when it did not change
-        # (user, session, role, speaker and time repeat across the turns of a session).
-        self.key.setStringValue(r.user_id + _SEP + r.id)
-        self.id.setStringValue(r.id)
-        self.id_dv.setBytesValue(self.bytes_ref(r.id.encode()))
-        if r.user_id != self._user:
-            self._user = r.user_id
-            self.user.setStringValue(r.user_id)
-        if r.session_id != self._session:
-            self._session = r.session_id
-            self.session.setStringValue(r.session_id)
-            self.session_dv.setBytesValue(self.bytes_ref(r.session_id.encode()))
-        self.turn_pt.setIntValue(r.turn)
-        self.turn_dv.setLongValue(r.turn)
-        if r.timestamp != self._ts:
-            self._ts = r.timestamp
-            self.ts_pt.setLongValue(r.timestamp)
-            self.ts_dv.setLongValue(r.timestamp)
-        if added != self._added:
-            self._added = added
-            self.added_pt.setLongValue(added)
-            self.added_dv.setLongValue(added)
-        if r.role != self._role:
-            self._role = r.role
-            self.role.setStringValue(r.role)
-        speaker = r.speaker or ""
-        if speaker != self._speaker:
-            self._speaker = speaker
-            self.speaker.setStringValue(speaker)
-        self.contents.setStringValue(r.content)
-        self.raw.setStringValue(_encode_raw(r))
-        self.meta.setStringValue(
-            json.dumps([r.id, r.session_id, r.turn, r.timestamp, r.role], ensure_ascii=False)
+def _hit(d: dict[str, Any]) -> Hit:
+    """A hit from the engine's JSON: doc-value fields, plus the stored message when read with content."""
+    raw = d.get("raw")
+    if raw is None:
+        return Hit.model_construct(
+            id=d["id"],
+            session_id=d["session_id"],
+            turn=d["turn"],
+            timestamp=d["ts"],
+            role=d["role"],
+            speaker=None,
+            content="",
+            score=d["score"],
+            time_text=None,
         )
-
-
-class _SessionDoc:
-    """The reusable document of a whole session: its text under ``s_contents`` (session-level BM25). Its
-    fields are distinct from the messages' so message statistics and filters never see it. The text is
-    also stored, in a companion document (``kind=t``), so an append does not read every turn back and a
-    ranking pass over session documents stays cheap (their stored part is just the session id)."""
-
-    def __init__(self, j: _J) -> None:
-        yes, no = j.FieldStore.YES, j.FieldStore.NO
-        self.key = j.StringField("key", "", no)
-        self.kind = j.StringField("kind", _KIND_SESSION, no)
-        self.user = j.StringField("s_user", "", no)
-        self.session = j.StringField("s_session", "", yes)
-        self.contents = j.TextField("s_contents", "", no)
-        self.doc = j.Document()
-        for field in (self.key, self.kind, self.user, self.session, self.contents):
-            self.doc.add(field)
-        self.text_key = j.StringField("key", "", no)
-        self.text_kind = j.StringField("kind", _KIND_SESSION_TEXT, no)
-        self.text_user = j.StringField("s_user", "", no)
-        self.text = j.StoredField("s_text", "", signature="(Ljava/lang/String;Ljava/lang/String;)V")
-        self.text_doc = j.Document()
-        for field in (self.text_key, self.text_kind, self.text_user, self.text):
-            self.text_doc.add(field)
-
-
-def _encode_raw(r: Record) -> str:
-    raw: dict[str, Any] = {
-        "id": r.id,
-        "session_id": r.session_id,
-        "turn": r.turn,
-        "ts": r.timestamp,
-        "role": r.role,
-        "content": r.content,
-    }
-    if r.speaker:
-        raw["speaker"] = r.speaker
-    if r.time_text:
-        raw["time_text"] = r.time_text
-    return json.dumps(raw, ensure_ascii=False)
-
-
-def _decode_raw(raw: str, score: float = 0.0) -> Hit:
-    d = json.loads(raw)
     return Hit.model_construct(
-        id=d["id"],
-        session_id=d["session_id"],
-        turn=d["turn"],
-        timestamp=d["ts"],
-        role=d["role"],
-        speaker=d.get("speaker"),
-        content=d["content"],
-        score=score,
-        time_text=d.get("time_text"),
+        id=raw["id"],
+        session_id=raw["session_id"],
+        turn=raw["turn"],
+        timestamp=raw["ts"],
+        role=raw["role"],
+        speaker=raw.get("speaker"),
+        content=raw["content"],
+        score=d["score"],
+        time_text=raw.get("time_text"),
     )
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _reading(method: _F) -> _F:
-    """Serialize the read path. pyjnius binds the receiver of a Java method on the method object shared by
-    every instance of a class (kivy/pyjnius#287, #563), so two threads calling e.g. ``Document.get`` at once
-    can call it on each other's objects and crash the JVM. Reads share one lock; the write path uses other
-    Java methods (field setters, IndexWriter) and its own lock, so searches still run while a commit does."""
-
-    @functools.wraps(method)
-    def wrapper(self: LuceneStore, *args: Any, **kwargs: Any) -> Any:
-        with self._read_lock:
-            return method(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+def _filters(filters: Filters | None) -> str:
+    if filters is None:
+        return ""
+    f: dict[str, Any] = {}
+    if filters.time_from is not None:
+        f["time_from"] = int(filters.time_from)
+    if filters.time_to is not None:
+        f["time_to"] = int(filters.time_to)
+    if filters.session_ids is not None:
+        f["session_ids"] = list(filters.session_ids)
+    if filters.roles is not None:
+        f["roles"] = list(filters.roles)
+    if filters.exclude_ids:
+        f["exclude_ids"] = list(filters.exclude_ids)
+    if filters.exclude_sessions:
+        f["exclude_sessions"] = list(filters.exclude_sessions)
+    return json.dumps(f, ensure_ascii=False) if f else ""
 
 
 class LuceneStore:
-    """Embedded Lucene index of chat messages.
+    """Embedded Lucene index of chat messages (the :class:`~refind.store.base.Engine` protocol).
 
     ``LuceneStore(path)`` opens (or creates) an index directory for writing; ``read_only=True`` opens an
-    existing one without the write lock, so readers work while another process writes. ``path=None`` keeps
-    the index in memory (notebooks, tests). Use as a context manager or call :meth:`close`.
+    existing one without the write lock, so readers work while another process writes (each read sees the
+    latest commit). ``path=None`` keeps the index in memory. Use as a context manager or call :meth:`close`.
     """
 
     def __init__(
@@ -287,53 +116,39 @@ class LuceneStore:
         self.path = Path(path).expanduser().resolve() if path is not None else None
         self.read_only = read_only
         self._closed = False
-        self._write_lock = threading.Lock()
-        self._read_lock = threading.RLock()
-        self._commit_lock = threading.Lock()
-        self._writer: Any = None
         self._meta: dict[str, Any] | None = None
-        self._legacy_added: int | None = None  # when a format-1 index was upgraded (its messages' "added")
+        self._legacy_added: int | None = None  # when an index without add times was upgraded
+        if self.path is None and read_only:
+            raise InvalidInput("an in-memory store cannot be read-only")
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
-        self._j = j = _J()
-        self._analyzer = _build_analyzer(j)
-        self._similarity = j.BM25Similarity(float(self.settings.bm25_k1), float(self.settings.bm25_b))
-        self._occur = (j.Occur.MUST, j.Occur.SHOULD, j.Occur.FILTER, j.Occur.MUST_NOT)
-        self._directory = self._open_directory()
-        try:
-            if read_only:
-                if not j.DirectoryReader.indexExists(self._directory):
-                    raise IndexFormatError(
-                        f"no refind index at {self.path}; create one by adding messages (refind import ...)"
-                    )
-                self._manager = j.SearcherManager(self._directory, None)
-            else:
-                self._writer = self._open_writer()
-                self._manager = j.SearcherManager(self._writer, None)
-        except BaseException:
-            self._directory.close()
-            raise
-        self._doc = _MessageDoc(j) if not read_only else None
-        self._session_doc = _SessionDoc(j) if not read_only else None
+        self._check_directory()
+        upgrade_from = self._meta.get("format") if self._meta is not None else None
+        if read_only and upgrade_from in _UPGRADABLE:
+            raise IndexFormatError(
+                f"index at {self.path} was written by an older refind (format {upgrade_from}); open it once "
+                "for writing (refind import or refind serve on it, or refind.Memory(path)) to upgrade it in "
+                "place, then read it"
+            )
+        self._engine = self._open_engine()
+        if not read_only and self.path is not None:
+            (self.path / _PID_FILE).write_text(str(os.getpid()))
+            if isinstance(upgrade_from, int) and upgrade_from in _UPGRADABLE:
+                self._upgrade(upgrade_from)
+            self._write_meta()
 
     # ------------------------------------------------------------------ opening
 
-    def _open_directory(self) -> Any:
-        j = self._j
+    def _check_directory(self) -> None:
         if self.path is None:
-            if self.read_only:
-                raise InvalidInput("an in-memory store cannot be read-only")
-            return j.ByteBuffersDirectory()
+            return
         if self.path.exists() and not self.path.is_dir():
             raise IndexFormatError(f"{self.path} is a file, not an index directory; choose another path")
+        if self.read_only and not self.path.is_dir():
+            raise IndexFormatError(
+                f"no refind index at {self.path}; create one by adding messages (refind import ...)"
+            )
         if not self.read_only:
             self.path.mkdir(parents=True, exist_ok=True)
-        elif not self.path.is_dir():
-            raise IndexFormatError(f"no refind index at {self.path}")
-        self._check_meta()
-        return j.FSDirectory.open(j.File(str(self.path)).toPath())
-
-    def _check_meta(self) -> None:
-        assert self.path is not None
         meta_path = self.path / _META_FILE
         has_segments = any(p.name.startswith("segments_") for p in self.path.iterdir())
         if not meta_path.exists():
@@ -342,6 +157,10 @@ class LuceneStore:
                     f"{self.path} holds a Lucene index that refind did not write (no {_META_FILE}); "
                     "use an empty directory"
                 )
+            if self.read_only:
+                raise IndexFormatError(
+                    f"no refind index at {self.path}; create one by adding messages (refind import ...)"
+                )
             return
         try:
             meta = json.loads(meta_path.read_text())
@@ -349,73 +168,36 @@ class LuceneStore:
             raise IndexFormatError(
                 f"{meta_path} is unreadable ({exc}); restore it or use a new directory"
             ) from exc
-        if meta.get("format") not in _READABLE_FORMATS or meta.get("analyzer") != ANALYZER_NAME:
+        readable = (*_UPGRADABLE, FORMAT_VERSION)
+        if meta.get("format") not in readable or meta.get("analyzer") != ANALYZER_NAME:
             raise IndexFormatError(
                 f"index at {self.path} has format {meta.get('format')} / analyzer {meta.get('analyzer')!r}; "
-                f"this refind reads formats {', '.join(map(str, _READABLE_FORMATS))} / {ANALYZER_NAME!r}: "
-                "use the refind version that wrote it, or re-import the data into a new directory"
+                f"this refind reads formats {', '.join(map(str, readable))} / {ANALYZER_NAME!r}: use the "
+                "refind version that wrote it, or re-import the data into a new directory"
             )
         self._meta = meta
         legacy = meta.get("legacy_added_ms")
         self._legacy_added = int(legacy) if isinstance(legacy, int) else None
 
-    def _write_meta(self) -> None:
-        """Record the index's format (new index), or upgrade a format-1 index in place: its messages did
-        not record when they were added, so they count as added now (retention keeps them that long)."""
-        if self.path is None:
-            return
-        meta_path = self.path / _META_FILE
-        if self._meta is not None and self._meta.get("format") == FORMAT_VERSION:
-            return
-        if self._meta is None:
-            meta: dict[str, Any] = {
-                "format": FORMAT_VERSION,
-                "refind_version": __version__,
-                "lucene_version": str(self._j.LuceneVersion.LATEST.toString()),
-                "analyzer": ANALYZER_NAME,
-                "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
-            }
-        else:
-            self._legacy_added = int(time.time() * 1000)
-            meta = {
-                **self._meta,
-                "format": FORMAT_VERSION,
-                "upgraded_from": self._meta.get("format"),
-                "legacy_added_ms": self._legacy_added,
-                "refind_version": __version__,
-            }
-            log.info(
-                "upgraded the index at %s from format %s to %s",
-                self.path,
-                meta["upgraded_from"],
-                FORMAT_VERSION,
-            )
-        tmp = meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2) + "\n")
-        os.replace(tmp, meta_path)
-        self._meta = meta
-
-    def _open_writer(self) -> Any:
-        j = self._j
-        config = j.IndexWriterConfig(self._analyzer)
-        config.setOpenMode(j.OpenMode.CREATE_OR_APPEND)
-        config.setSimilarity(self._similarity)
-        config.setRAMBufferSizeMB(float(self.settings.ram_buffer_mb))
-        # merges of adjacent segments only: documents keep their insertion order, so hits with equal scores
-        # come back in the same order however many commits built the index (bulk import or one per add)
-        config.setMergePolicy(j.LogByteSizeMergePolicy())
+    def _open_engine(self) -> Any:
+        engine = jclass("io.refind.lucene.Engine")
+        s = self.settings
+        where = str(self.path) if self.path is not None else None
         try:
-            writer = j.IndexWriter(self._directory, config)
+            if self.read_only and not engine.exists(where):
+                raise IndexFormatError(
+                    f"no refind index at {self.path}; create one by adding messages (refind import ...)"
+                )
+            return engine.open(
+                where, self.read_only, float(s.bm25_k1), float(s.bm25_b), float(s.ram_buffer_mb)
+            )
+        except StoreError:
+            raise
         except Exception as exc:
-            if "LockObtainFailedException" in java_exception_class(exc) or "LockObtainFailed" in str(exc):
-                raise IndexLocked(self._locked_message()) from exc
-            raise StoreError(f"cannot open the index at {self.path} for writing: {exc}") from exc
-        if self.path is not None:
-            (self.path / _PID_FILE).write_text(str(os.getpid()))
-            if not j.DirectoryReader.indexExists(self._directory):
-                writer.commit()  # an empty but valid index, so read-only openers find one
-            self._write_meta()
-        return writer
+            cls = java_exception_class(exc)
+            if "LockObtainFailed" in cls:
+                raise IndexLocked(self._locked_message()) from None
+            raise StoreError(f"cannot open the index at {self.path or 'memory'}: {exc}") from exc
 
     def _locked_message(self) -> str:
         assert self.path is not None
@@ -430,511 +212,216 @@ class LuceneStore:
             "close that writer (e.g. stop `refind serve`), open this one read-only, or use a copy"
         )
 
-    # ------------------------------------------------------------------ writing
+    def _upgrade(self, old: int) -> None:
+        """Rewrite an older format's documents in this format (their stored messages hold every field);
+        those without an add time count as added now, or when a format-1 index was upgraded to 2."""
+        started = time.perf_counter()
+        when = self._legacy_added if self._legacy_added is not None else int(time.time() * 1000)
+        with self._java("upgrade"):
+            n = int(self._engine.upgrade(when))
+            self._engine.commit()
+        self._legacy_added = when
+        assert self._meta is not None
+        self._meta = {**self._meta, "upgraded_from": old, "legacy_added_ms": when}
+        log.info(
+            "upgraded the index at %s from format %s to %s (%d documents, %.1f s)",
+            self.path, old, FORMAT_VERSION, n, time.perf_counter() - started,
+        )  # fmt: skip
 
-    def add(
-        self,
-        records: Sequence[Record],
-        *,
-        marker: tuple[str, str, str] | None = None,
-        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
-    ) -> int:
-        """Write ``records`` (same id replaces), plus an optional request marker (user, request_id, payload),
-        commit, and refresh the reader. Returns the number of records written."""
-        return self.add_batches([records], marker=marker, sessions=sessions)
+    def _write_meta(self) -> None:
+        assert self.path is not None
+        if self._meta is not None and self._meta.get("format") == FORMAT_VERSION:
+            return
+        meta: dict[str, Any] = {
+            **(self._meta or {}),
+            "format": FORMAT_VERSION,
+            "refind_version": _version(),
+            "lucene_version": str(jclass("io.refind.lucene.Engine").luceneVersion()),
+            "analyzer": ANALYZER_NAME,
+            "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
+        }
+        meta_path = self.path / _META_FILE
+        tmp = meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+        os.replace(tmp, meta_path)
+        self._meta = meta
 
-    def add_batches(
-        self,
-        batches: Iterable[Sequence[Record]],
-        *,
-        marker: tuple[str, str, str] | None = None,
-        sessions: dict[tuple[str, str], SessionUpdate] | None = None,
-        session_texts: dict[tuple[str, str], str] | None = None,
-        commit: bool = True,
-    ) -> int:
-        """Like :meth:`add` over many batches with one commit at the end (bulk import).
+    # ------------------------------------------------------------------ calls
 
-        ``session_texts`` gives a session's whole text when the caller knows it (group commit: the stored
-        text may lag behind writes not yet committed). ``commit=False`` leaves the commit (and the reader
-        refresh that makes the writes visible) to a later :meth:`commit`.
+    @contextmanager
+    def _java(self, what: str) -> Iterator[None]:
+        if self._closed:
+            raise StoreClosed("the store is closed; open a new Memory")
+        try:
+            yield
+        except (StoreError, InvalidInput):
+            raise
+        except Exception as exc:
+            if java_exception_class(exc):
+                raise StoreError(f"Lucene failed during {what} on {self.path or 'memory'}: {exc}") from exc
+            raise
 
-        Each touched session's document (its whole text, for session-level BM25) is written in the same
-        commit. ``sessions`` says, per (user, session), whether the session is ``new`` (its text is the new
-        messages), grows by ``append`` (the stored text plus the new messages; the default), or must be
-        ``rebuild``-t from its messages (after a replacement).
-        """
-        self._check_writable()
-        j, doc = self._j, self._doc
-        assert doc is not None
-        sessions = sessions or {}
-        written = 0
-        texts: dict[tuple[str, str], list[str]] = {}
-        with self._write_lock, self._java_errors("write"):
-            writer = self._writer
-            added = int(time.time() * 1000)  # one ingestion time for the whole write (and its marker)
-            for records in batches:
-                for r in records:
-                    doc.fill(r, added)
-                    if r.replace:
-                        writer.updateDocument(j.Term("key", r.user_id + _SEP + r.id), doc.doc)
-                    else:
-                        writer.addDocument(doc.doc)
-                    texts.setdefault((r.user_id, r.session_id), []).append(r.content)
-                    written += 1
-            if any(sessions.get(k, "append") == "rebuild" for k in texts):
-                self._manager.maybeRefreshBlocking()  # the session's replaced turns, before reading them back
-            for (user_id, session_id), parts in texts.items():
-                how = sessions.get((user_id, session_id), "append")
-                known = (session_texts or {}).get((user_id, session_id))
-                if known is not None:
-                    text = known
-                elif how == "rebuild":
-                    text = _SESSION_JOIN.join(h.content for h in self.session(user_id, session_id))
-                elif how == "append":
-                    previous = self._session_text(user_id, session_id)
-                    text = _SESSION_JOIN.join(([previous] if previous else []) + parts)
-                else:
-                    text = _SESSION_JOIN.join(parts)
-                self._write_session_doc(user_id, session_id, text, update=how != "new")
-            if marker is not None:
-                self._write_marker(*marker, added=added)
-            if commit:
-                with self._commit_lock:
-                    writer.commit()
-                    self._manager.maybeRefreshBlocking()
-        return written
+    def _reading(self) -> Any:
+        """The engine, refreshed to the latest commit when another process writes (read-only)."""
+        if self.read_only:
+            self._engine.refresh()
+        return self._engine
 
-    def commit(self) -> None:
-        """Make every write so far durable (fsync) and visible to searches. Writes may go on meanwhile: the
-        commit takes its own lock, not the write lock (Lucene's IndexWriter allows both at once, and they
-        use different Java methods, so pyjnius's shared method objects do not race)."""
-        self._check_writable()
-        with self._commit_lock, self._java_errors("commit"):
-            self._writer.commit()
-            self._manager.maybeRefreshBlocking()
-
-    def session_text(self, user_id: str, session_id: str) -> str | None:
-        """The stored whole text of a session (as of the last commit), or None."""
-        return self._session_text(user_id, session_id)
-
-    def _write_session_doc(self, user_id: str, session_id: str, text: str, *, update: bool) -> None:
-        sd = self._session_doc
-        assert sd is not None
-        key = _SEP + "session" + _SEP + user_id + _SEP + session_id
-        text_key = _SEP + "session-text" + _SEP + user_id + _SEP + session_id
-        sd.key.setStringValue(key)
-        sd.user.setStringValue(user_id)
-        sd.session.setStringValue(session_id)
-        sd.contents.setStringValue(text)
-        sd.text_key.setStringValue(text_key)
-        sd.text_user.setStringValue(user_id)
-        sd.text.setStringValue(text)
-        if update:
-            self._writer.updateDocument(self._j.Term("key", key), sd.doc)
-            self._writer.updateDocument(self._j.Term("key", text_key), sd.text_doc)
-        else:
-            self._writer.addDocument(sd.doc)
-            self._writer.addDocument(sd.text_doc)
-
-    @_reading
-    def _session_text(self, user_id: str, session_id: str) -> str | None:
-        j = self._j
-        key = _SEP + "session-text" + _SEP + user_id + _SEP + session_id
-        with self._searcher() as searcher:
-            top = searcher.search(j.TermQuery(j.Term("key", key)), 1)
-            if top.totalHits.value == 0:
-                return None
-            return str(searcher.storedFields().document(top.scoreDocs[0].doc).get("s_text"))
-
-    @_reading
-    def query_sessions(
-        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
-    ) -> list[tuple[str, float]]:
-        """BM25 over whole sessions (each session's text as one document): (session id, score), best first.
-        ``session_ids`` restricts the ranking to those sessions."""
-        terms = self.analyze(text)
-        if not terms or k <= 0:
-            return []
-        j = self._j
-        must, should, filt, _ = self._occur
-        bag = j.BooleanQueryBuilder()
-        for term, n in Counter(terms).most_common(_MAX_TERMS):
-            tq = j.TermQuery(j.Term("s_contents", term))
-            bag.add(j.BoostQuery(tq, float(n)) if n > 1 else tq, should)
-        b = j.BooleanQueryBuilder()
-        b.add(bag.build(), must)
-        b.add(j.TermQuery(j.Term("s_user", user_id)), filt)
-        if session_ids is not None:
-            b.add(self._term_set("s_session", session_ids), filt)
-        with self._java_errors("search"), self._searcher() as searcher:
-            top = searcher.search(b.build(), k)
-            stored = searcher.storedFields()
-            return [(str(stored.document(sd.doc).get("s_session")), float(sd.score)) for sd in top.scoreDocs]
-
-    def _write_marker(self, user_id: str, request_id: str, payload: str, *, added: int) -> None:
-        j = self._j
-        key = _SEP + "request" + _SEP + user_id + _SEP + request_id
-        d = j.Document()
-        d.add(j.StringField("key", key, j.FieldStore.NO))
-        d.add(j.StringField("kind", _KIND_REQUEST, j.FieldStore.NO))
-        d.add(j.StringField("req_user", user_id, j.FieldStore.NO))
-        d.add(j.LongPoint("added", added))
-        d.add(j.NumericDocValuesField("added", added))
-        d.add(j.StoredField("raw", payload, signature="(Ljava/lang/String;Ljava/lang/String;)V"))
-        self._writer.updateDocument(j.Term("key", key), d)
-
-    @_reading
-    def request_marker(self, user_id: str, request_id: str) -> str | None:
-        """The payload stored with a request id by an earlier :meth:`add`, or None."""
-        key = _SEP + "request" + _SEP + user_id + _SEP + request_id
-        with self._searcher() as searcher:
-            top = searcher.search(self._j.TermQuery(self._j.Term("key", key)), 1)
-            if top.totalHits.value == 0:
-                return None
-            return str(searcher.storedFields().document(top.scoreDocs[0].doc).get("raw"))
-
-    def delete_user(self, user_id: str) -> int:
-        """Delete every message (and request marker) of ``user_id``; returns the number of messages removed."""
-        self._check_writable()
-        j = self._j
-        with self._write_lock, self._read_lock, self._java_errors("delete"):
-            before = self.count(user_id)
-            b = j.BooleanQueryBuilder()
-            b.add(j.TermQuery(j.Term("user_id", user_id)), self._occur[1])
-            b.add(j.TermQuery(j.Term("req_user", user_id)), self._occur[1])
-            b.add(j.TermQuery(j.Term("s_user", user_id)), self._occur[1])
-            self._writer.deleteDocuments(b.build())
-            with self._commit_lock:
-                self._writer.commit()
-                self._manager.maybeRefreshBlocking()
-        return before
-
-    def delete_added_before(self, cutoff_ms: int) -> int:
-        """Retention: delete every message and request marker (of every user) that was *added* before
-        ``cutoff_ms``, in one commit, so a request's marker never outlives its messages (a retried request
-        then writes again). Messages written by a format-1 index, which did not record when, count as added
-        when that index was upgraded. The session documents of the sessions touched are rebuilt from what
-        remains (or removed). Returns the number of messages removed."""
-        self._check_writable()
-        j = self._j
-        must, should, filt, must_not = self._occur
-        with self._write_lock, self._read_lock, self._java_errors("delete"):
-            old = j.BooleanQueryBuilder()
-            old.add(j.LongPoint.newRangeQuery("added", -(2**63), int(cutoff_ms) - 1), should)
-            if self._legacy_added is not None and self._legacy_added < cutoff_ms:
-                legacy = j.BooleanQueryBuilder()
-                legacy.add(j.MatchAllDocsQuery(), must)
-                legacy.add(j.FieldExistsQuery("added"), must_not)
-                old.add(legacy.build(), should)
-            expired = old.build()
-            messages = j.BooleanQueryBuilder()
-            messages.add(j.TermQuery(j.Term("kind", _KIND_MESSAGE)), filt)
-            messages.add(expired, filt)
-            markers = j.BooleanQueryBuilder()
-            markers.add(j.TermQuery(j.Term("kind", _KIND_REQUEST)), filt)
-            markers.add(expired, filt)
-            message_query, marker_query = messages.build(), markers.build()
-            affected: set[tuple[str, str]] = set()
-            with self._searcher() as searcher:
-                n = int(searcher.count(message_query))
-                n_markers = int(searcher.count(marker_query))
-                if n == 0 and n_markers == 0:
-                    return 0
-                stored = searcher.storedFields()
-                for sd in searcher.search(message_query, max(n, 1)).scoreDocs:
-                    d = stored.document(sd.doc)
-                    affected.add((str(d.get("user_id")), str(d.get("session_id"))))
-            self._writer.deleteDocuments(message_query)
-            self._writer.deleteDocuments(marker_query)
-            self._manager.maybeRefreshBlocking()
-            for user_id, session_id in sorted(affected):
-                remaining = self.session(user_id, session_id)
-                if remaining:
-                    text = _SESSION_JOIN.join(h.content for h in remaining)
-                    self._write_session_doc(user_id, session_id, text, update=True)
-                else:
-                    for kind in ("session", "session-text"):
-                        key = _SEP + kind + _SEP + user_id + _SEP + session_id
-                        self._writer.deleteDocuments(j.TermQuery(j.Term("key", key)))
-            with self._commit_lock:
-                self._writer.commit()
-                self._manager.maybeRefreshBlocking()
-        return n
-
-    def _check_writable(self) -> None:
+    def _writable(self) -> Any:
         if self._closed:
             raise StoreClosed("the store is closed; open a new Memory")
         if self.read_only:
             raise ReadOnlyError(
                 f"index at {self.path} was opened read-only; open it without read_only to write"
             )
+        return self._engine
 
     # ------------------------------------------------------------------ reading
 
-    @contextmanager
-    def _searcher(self) -> Iterator[Any]:
-        if self._closed:
-            raise StoreClosed("the store is closed; open a new Memory")
-        if self.read_only:
-            self._manager.maybeRefresh()
-        searcher = self._manager.acquire()
-        try:
-            searcher.setSimilarity(self._similarity)
-            yield searcher
-        finally:
-            self._manager.release(searcher)
-
-    @contextmanager
-    def _java_errors(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except StoreError:
-            raise
-        except Exception as exc:
-            if java_exception_class(exc) or type(exc).__name__ == "JavaException":
-                raise StoreError(f"Lucene failed during {what} on {self.path or 'memory'}: {exc}") from exc
-            raise
-
-    @_reading
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text`` (tokenized, lowercased, CJK bigrams, stopwords dropped, stemmed)."""
         if not text or not text.strip():
             return []
-        ts = self._analyzer.tokenStream("contents", text)
-        term = ts.addAttribute(self._j.CharTermAttribute)
-        out: list[str] = []
-        try:
-            ts.reset()
-            while ts.incrementToken():
-                out.append(term.toString())
-            ts.end()
-        finally:
-            ts.close()
-        return out
+        with self._java("analysis"):
+            out = str(self._engine.analyze(text))
+        return out.split("\n") if out else []
 
-    def _filter_query(self, user_id: str, filters: Filters | None, text_query: Any | None) -> Any:
-        j = self._j
-        must, _should, filt, must_not = self._occur
-        b = j.BooleanQueryBuilder()
-        if text_query is not None:
-            b.add(text_query, must)
-        b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
-        if filters is not None:
-            if filters.time_from is not None or filters.time_to is not None:
-                lo = filters.time_from if filters.time_from is not None else -(2**63)
-                hi = filters.time_to if filters.time_to is not None else 2**63 - 1
-                b.add(j.LongPoint.newRangeQuery("ts", int(lo), int(hi)), filt)
-            if filters.session_ids is not None:
-                b.add(self._term_set("session_id", filters.session_ids), filt)
-            if filters.roles is not None:
-                b.add(self._term_set("role", [r.lower() for r in filters.roles]), filt)
-            if filters.exclude_ids:
-                b.add(self._term_set("key", [user_id + _SEP + i for i in filters.exclude_ids]), must_not)
-            if filters.exclude_sessions:
-                b.add(self._term_set("session_id", filters.exclude_sessions), must_not)
-        return b.build()
-
-    def _term_set(self, field: str, values: Iterable[str]) -> Any:
-        j = self._j
-        terms = j.ArrayList()
-        for v in values:
-            terms.add(j.BytesRef(v.encode()))
-        return j.TermInSetQuery(field, terms)
-
-    def _text_query(self, user_id: str, text: str, filters: Filters | None) -> Any | None:
-        terms = self.analyze(text)
-        if not terms:
-            return None
-        j = self._j
-        should = self._occur[1]
-        bag = j.BooleanQueryBuilder()
-        for term, n in Counter(terms).most_common(_MAX_TERMS):
-            tq = j.TermQuery(j.Term("contents", term))
-            bag.add(j.BoostQuery(tq, float(n)) if n > 1 else tq, should)
-        return self._filter_query(user_id, filters, bag.build())
-
-    @_reading
-    def query(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
+    def query(
+        self, user_id: str, text: str, k: int = 10, filters: Filters | None = None, *, content: bool = True
+    ) -> list[Hit]:
         """BM25 over ``contents`` for ``user_id``: the analyzed terms of ``text`` as a bag of words (never
         Lucene syntax), filters applied before top-``k``. Empty or stopword-only text returns []."""
-        if k <= 0:
+        if k <= 0 or not text or not text.strip():
             return []
-        query = self._text_query(user_id, text, filters)
-        if query is None:
+        with self._java("search"):
+            out = self._reading().search(user_id, text, int(k), _filters(filters), bool(content))
+        return [_hit(d) for d in json.loads(str(out))]
+
+    def query_sessions(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        if k <= 0 or not text or not text.strip():
             return []
-        return self._run(query, k, scored=True)
+        sessions = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
+        with self._java("search"):
+            out = self._reading().searchSessions(user_id, text, int(k), sessions)
+        return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
 
-    def _run(self, query: Any, k: int, *, scored: bool, sort: Any = None) -> list[Hit]:
-        with self._java_errors("search"), self._searcher() as searcher:
-            top = searcher.search(query, k) if sort is None else searcher.search(query, k, sort)
-            stored = searcher.storedFields()
-            return [
-                _decode_raw(str(stored.document(sd.doc).get("raw")), float(sd.score) if scored else 0.0)
-                for sd in top.scoreDocs
-            ]
-
-    @_reading
-    def query_meta(self, user_id: str, text: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
-        """Like :meth:`query` but the hits carry no content (``content == ""``): only id, session, turn,
-        time, role and score, read from small stored fields. For ranking passes that never show the hits
-        (a search round over-fetches 50 and shows a few, through :meth:`windows`)."""
-        if k <= 0:
-            return []
-        query = self._text_query(user_id, text, filters)
-        if query is None:
-            return []
-        with self._java_errors("search"), self._searcher() as searcher:
-            top = searcher.search(query, k)
-            stored = searcher.storedFields()
-            out = []
-            for sd in top.scoreDocs:
-                msg_id, session_id, turn, ts, role = json.loads(str(stored.document(sd.doc).get("meta")))
-                out.append(
-                    Hit.model_construct(
-                        id=msg_id,
-                        session_id=session_id,
-                        turn=turn,
-                        timestamp=ts,
-                        role=role,
-                        speaker=None,
-                        content="",
-                        score=float(sd.score),
-                        time_text=None,
-                    )
-                )
-            return out
-
-    @_reading
-    def window(self, user_id: str, session_id: str, turn_from: int, turn_to: int) -> list[Hit]:
-        """Turns ``turn_from..turn_to`` (inclusive) of one session, in turn order."""
-        if turn_to < turn_from:
-            return []
-        j = self._j
-        b = j.BooleanQueryBuilder()
-        filt = self._occur[2]
-        b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
-        b.add(j.TermQuery(j.Term("session_id", session_id)), filt)
-        b.add(j.IntPoint.newRangeQuery("turn", int(max(turn_from, 0)), int(min(turn_to, 2**31 - 1))), filt)
-        n = min(turn_to - turn_from + 1, 100_000)
-        hits = self._run(b.build(), n, scored=False)
-        return sorted(hits, key=lambda h: h.turn)
-
-    def session(self, user_id: str, session_id: str) -> list[Hit]:
-        """Every turn of one session, in order."""
-        return self.window(user_id, session_id, 0, 2**31 - 1)
-
-    @_reading
     def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
-        """Several windows ``(session_id, turn_from, turn_to)`` in one query; each list in turn order."""
         if not spans:
             return []
-        j = self._j
-        must, should, filt, _ = self._occur
-        any_span = j.BooleanQueryBuilder()
-        total = 0
-        for session_id, lo, hi in spans:
-            lo, hi = max(int(lo), 0), min(int(hi), 2**31 - 1)
-            if hi < lo:
-                continue
-            total += hi - lo + 1
-            one = j.BooleanQueryBuilder()
-            one.add(j.TermQuery(j.Term("session_id", session_id)), filt)
-            one.add(j.IntPoint.newRangeQuery("turn", lo, hi), filt)
-            any_span.add(one.build(), should)
-        if total == 0:
-            return [[] for _ in spans]
-        b = j.BooleanQueryBuilder()
-        b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
-        b.add(j.ConstantScoreQuery(any_span.build()), must)
-        hits = self._run(b.build(), min(total, 100_000), scored=False)
-        out: list[list[Hit]] = []
-        for session_id, lo, hi in spans:
-            out.append(
-                sorted(
-                    (h for h in hits if h.session_id == session_id and lo <= h.turn <= hi),
-                    key=lambda h: h.turn,
-                )
-            )
-        return out
+        with self._java("search"):
+            out = self._reading().windows(user_id, json.dumps([list(s) for s in spans], ensure_ascii=False))
+        return [[_hit(d) for d in group] for group in json.loads(str(out))]
 
-    @_reading
     def browse(
         self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
     ) -> list[Hit]:
-        """Messages of ``user_id`` matching only ``filters`` (no keywords), newest (or oldest) first."""
         if k <= 0:
             return []
-        j = self._j
-        query = self._filter_query(user_id, filters, j.MatchAllDocsQuery())
-        sort = j.Sort(j.SortField("ts", j.SortFieldType.LONG, newest_first))
-        return self._run(query, k, scored=False, sort=sort)
+        with self._java("search"):
+            out = self._reading().browse(user_id, int(k), _filters(filters), bool(newest_first))
+        return [_hit(d) for d in json.loads(str(out))]
 
-    @_reading
     def term_counts(self, user_id: str, text: str) -> dict[str, int]:
-        """For each analyzed term of ``text``: how many of ``user_id``'s messages contain it."""
-        j = self._j
-        filt = self._occur[2]
-        counts: dict[str, int] = {}
-        with self._java_errors("count"), self._searcher() as searcher:
-            for term in dict.fromkeys(self.analyze(text)):
-                b = j.BooleanQueryBuilder()
-                b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
-                b.add(j.TermQuery(j.Term("contents", term)), filt)
-                counts[term] = int(searcher.count(b.build()))
-        return counts
+        if not text or not text.strip():
+            return {}
+        with self._java("count"):
+            out = self._reading().termCounts(user_id, text)
+        return {str(t): int(n) for t, n in json.loads(str(out)).items()}
 
-    @_reading
-    def get(self, user_id: str, ids: Iterable[str]) -> list[Hit]:
-        """Messages of ``user_id`` by message id (missing ids are simply absent)."""
+    def get(self, user_id: str, ids: Sequence[str]) -> list[Hit]:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return []
-        q = self._filter_query(user_id, None, self._term_set("key", [user_id + _SEP + i for i in ids]))
-        return self._run(q, len(ids), scored=False)
+        with self._java("search"):
+            out = self._reading().get(user_id, json.dumps(ids, ensure_ascii=False))
+        return [_hit(d) for d in json.loads(str(out))]
 
-    @_reading
-    def session_tail(self, user_id: str, session_id: str) -> Hit | None:
-        """The last turn stored for a session, or None when the session is new."""
-        j = self._j
-        b = j.BooleanQueryBuilder()
-        filt = self._occur[2]
-        b.add(j.TermQuery(j.Term("user_id", user_id)), filt)
-        b.add(j.TermQuery(j.Term("session_id", session_id)), filt)
-        sort = j.Sort(j.SortField("turn", j.SortFieldType.INT, True))
-        hits = self._run(b.build(), 1, scored=False, sort=sort)
-        return hits[0] if hits else None
+    def session(self, user_id: str, session_id: str) -> list[Hit]:
+        """Every turn of one session, in order."""
+        return self.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
 
-    @_reading
     def count(self, user_id: str | None = None) -> int:
-        """Messages stored for ``user_id``, or in the whole index."""
-        j = self._j
-        q = (
-            j.TermQuery(j.Term("user_id", user_id))
-            if user_id is not None
-            else j.TermQuery(j.Term("kind", _KIND_MESSAGE))
-        )
-        with self._java_errors("count"), self._searcher() as searcher:
-            return int(searcher.count(q))
+        with self._java("count"):
+            return int(self._reading().count(user_id))
 
-    @_reading
     def users(self) -> list[str]:
-        """User ids with at least one message, sorted."""
-        j = self._j
-        out: list[str] = []
-        with self._java_errors("stats"), self._searcher() as searcher:
-            reader = searcher.getIndexReader()
-            terms = j.MultiTerms.getTerms(reader, "user_id")
-            if terms is None:
-                return []
-            it = terms.iterator()
-            while True:
-                ref = it.next()
-                if ref is None:
-                    break
-                user = str(ref.utf8ToString())
-                if searcher.count(j.TermQuery(j.Term("user_id", user))) > 0:
-                    out.append(user)
-        return out
+        with self._java("stats"):
+            return [str(u) for u in json.loads(str(self._reading().users()))]
+
+    # ------------------------------------------------------------------ writing
+
+    def session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
+        if not session_ids:
+            return {}
+        with self._java("search"):
+            out = self._reading().sessionStates(user_id, json.dumps(list(session_ids), ensure_ascii=False))
+        states = {}
+        for sid, state in json.loads(str(out)).items():
+            tail = _hit(state["tail"]) if state["tail"] is not None else None
+            if tail is not None or state["text"] is not None:
+                states[str(sid)] = SessionState(tail=tail, text=state["text"])
+        return states
+
+    def request_marker(self, user_id: str, request_id: str) -> str | None:
+        with self._java("search"):
+            out = self._reading().requestMarker(user_id, request_id)
+        return None if out is None else str(out)
+
+    def write(self, batch: WriteBatch) -> None:
+        engine = self._writable()
+        body: dict[str, Any] = {
+            "added": int(time.time() * 1000),  # one ingestion time for the batch and its marker
+            "records": [
+                {
+                    "user_id": r.user_id,
+                    "session_id": r.session_id,
+                    "id": r.id,
+                    "turn": r.turn,
+                    "ts": r.timestamp,
+                    "role": r.role,
+                    "content": r.content,
+                    "speaker": r.speaker,
+                    "time_text": r.time_text,
+                    "replace": r.replace,
+                }
+                for r in batch.records
+            ],
+            "sessions": [
+                {"user_id": s.user_id, "session_id": s.session_id, "text": s.text, "new": s.new}
+                for s in batch.sessions
+            ],
+            "marker": None
+            if batch.marker is None
+            else {
+                "user_id": batch.marker.user_id,
+                "request_id": batch.marker.request_id,
+                "payload": batch.marker.payload,
+            },
+        }
+        with self._java("write"):
+            engine.write(json.dumps(body, ensure_ascii=False))
+
+    def commit(self) -> None:
+        engine = self._writable()
+        with self._java("commit"):
+            engine.commit()
+
+    def delete_user(self, user_id: str) -> int:
+        engine = self._writable()
+        with self._java("delete"):
+            return int(engine.deleteUser(user_id))
+
+    def expire(self, cutoff_ms: int) -> Expired:
+        engine = self._writable()
+        legacy = self._legacy_added if self._legacy_added is not None else _NO_LEGACY
+        with self._java("delete"):
+            out = json.loads(str(engine.expire(int(cutoff_ms), int(legacy))))
+        return Expired(
+            removed=int(out["removed"]),
+            sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],
+        )
 
     # ------------------------------------------------------------------ closing
 
@@ -942,17 +429,13 @@ class LuceneStore:
         """Commit nothing new, release the write lock and the directory. Safe to call twice."""
         if self._closed:
             return
-        with self._write_lock, self._read_lock:  # always write -> read, as add does
-            self._closed = True
-            try:
-                self._manager.close()
-                if self._writer is not None:
-                    self._writer.close()
-                    if self.path is not None:
-                        with suppress(OSError):
-                            (self.path / _PID_FILE).unlink()
-            finally:
-                self._directory.close()
+        self._closed = True
+        try:
+            self._engine.close()
+        finally:
+            if not self.read_only and self.path is not None:
+                with suppress(OSError):
+                    (self.path / _PID_FILE).unlink()
 
     def __enter__(self) -> LuceneStore:
         return self

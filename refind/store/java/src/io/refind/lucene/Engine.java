@@ -1,0 +1,1093 @@
+package io.refind.lucene;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.custom.CustomAnalyzer;
+import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import org.apache.lucene.document.BinaryDocValuesField;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.IntPoint;
+import org.apache.lucene.document.LongPoint;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.SortedDocValuesField;
+import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.BinaryDocValues;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.DocValues;
+import org.apache.lucene.index.IndexReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.LogByteSizeMergePolicy;
+import org.apache.lucene.index.MultiTerms;
+import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.ReaderUtil;
+import org.apache.lucene.index.SortedDocValues;
+import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.search.BooleanClause.Occur;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.BoostQuery;
+import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.FieldExistsQuery;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MatchAllDocsQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.SearcherFactory;
+import org.apache.lucene.search.SearcherManager;
+import org.apache.lucene.search.Sort;
+import org.apache.lucene.search.SortField;
+import org.apache.lucene.search.TermInSetQuery;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.TopFieldCollector;
+import org.apache.lucene.search.TopScoreDocCollector;
+import org.apache.lucene.search.similarities.BM25Similarity;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * refind's embedded engine: one Lucene index of chat messages, with the loops that touch every hit or every
+ * document done here, so a search round or a write batch crosses the Python-Java bridge a few times, not
+ * once per field per hit.
+ *
+ * <p>Arguments and results are JSON (or plain strings and numbers): one string crosses the bridge per call.
+ * Every method is safe to call from many threads at once: reads acquire a searcher from a SearcherManager;
+ * writes and commits share one lock, so a commit never holds half of a write batch.
+ *
+ * <p>Document layout (format 3): one document per message (kind "m"), per session (kind "s": its whole text
+ * for session-level BM25), per session text (kind "t": that text stored, for appends) and per idempotent
+ * request (kind "r": its marker). A message's hit fields (id, session, turn, time, role) are doc values, so a
+ * ranking pass never decompresses stored messages; the verbatim message is the stored field "raw". Doc
+ * values that formats 1-2 lacked have fields of their own ("user_dv", "role_dv", "s_session_dv"): Lucene
+ * keeps a field's structure for the life of an index, so an older index can be upgraded in place.
+ */
+public final class Engine implements Closeable {
+  private static final String SEP = "\u001f";
+  private static final int MAX_TERMS = 64;
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final JsonFactory JSON = MAPPER.getFactory();
+
+  private final Directory directory;
+  private final IndexWriter writer; // null when read-only
+  private final SearcherManager manager;
+  private final Analyzer analyzer;
+  private final BM25Similarity similarity;
+  private final boolean readOnly;
+  private final Object writeLock = new Object();
+  private final MessageDoc doc = new MessageDoc();
+
+  private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb) throws IOException {
+    this.readOnly = readOnly;
+    this.analyzer = buildAnalyzer();
+    this.similarity = new BM25Similarity(k1, b);
+    this.directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(Paths.get(path));
+    SearcherFactory factory =
+        new SearcherFactory() {
+          @Override
+          public IndexSearcher newSearcher(IndexReader reader, IndexReader previous) {
+            IndexSearcher searcher = new IndexSearcher(reader);
+            searcher.setSimilarity(similarity);
+            return searcher;
+          }
+        };
+    try {
+      if (readOnly) {
+        this.writer = null;
+        this.manager = new SearcherManager(directory, factory);
+      } else {
+        IndexWriterConfig config = new IndexWriterConfig(analyzer);
+        config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
+        config.setSimilarity(similarity);
+        config.setRAMBufferSizeMB(ramBufferMb);
+        // merges of adjacent segments only: documents keep insertion order, so equal-score hits come back in
+        // the same order however many commits built the index
+        config.setMergePolicy(new LogByteSizeMergePolicy());
+        this.writer = new IndexWriter(directory, config);
+        if (!DirectoryReader.indexExists(directory)) {
+          writer.commit(); // an empty but valid index, so read-only openers find one
+        }
+        this.manager = new SearcherManager(writer, factory);
+      }
+    } catch (IOException | RuntimeException e) {
+      directory.close();
+      throw e;
+    }
+  }
+
+  /** Opens (or creates) the index at {@code path}; {@code null} keeps it in memory. */
+  public static Engine open(String path, boolean readOnly, double k1, double b, double ramBufferMb)
+      throws IOException {
+    return new Engine(path, readOnly, (float) k1, (float) b, ramBufferMb);
+  }
+
+  /** Whether a Lucene index exists at {@code path}. */
+  public static boolean exists(String path) throws IOException {
+    try (Directory d = FSDirectory.open(Paths.get(path))) {
+      return DirectoryReader.indexExists(d);
+    }
+  }
+
+  /** The Lucene version this engine runs. */
+  public static String luceneVersion() {
+    return org.apache.lucene.util.Version.LATEST.toString();
+  }
+
+  private static Analyzer buildAnalyzer() throws IOException {
+    // UAX#29 keeps "title:kayak" as one word (':' is MidLetter); in chat text it is two
+    Map<String, String> colon = new HashMap<>();
+    colon.put("pattern", ":");
+    colon.put("replacement", " ");
+    CustomAnalyzer.Builder builder =
+        CustomAnalyzer.builder().addCharFilter("patternReplace", colon).withTokenizer("standard");
+    for (String name :
+        new String[] {"cjkWidth", "lowercase", "cjkBigram", "englishPossessive", "stop", "porterStem"}) {
+      builder.addTokenFilter(name);
+    }
+    return builder.build();
+  }
+
+  // ------------------------------------------------------------------------------------------ analysis
+
+  /** The index terms of {@code text}, in order, one per line. */
+  public String analyze(String text) throws IOException {
+    return String.join("\n", terms(text));
+  }
+
+  private List<String> terms(String text) throws IOException {
+    List<String> out = new ArrayList<>();
+    if (text == null || text.isBlank()) {
+      return out;
+    }
+    try (TokenStream ts = analyzer.tokenStream("contents", text)) {
+      CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+      ts.reset();
+      while (ts.incrementToken()) {
+        out.add(term.toString());
+      }
+      ts.end();
+    }
+    return out;
+  }
+
+  /** The distinct terms of {@code text}, most frequent first (ties: first seen), at most MAX_TERMS. */
+  private List<Map.Entry<String, Integer>> bag(String text) throws IOException {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    for (String t : terms(text)) {
+      counts.merge(t, 1, Integer::sum);
+    }
+    List<Map.Entry<String, Integer>> entries = new ArrayList<>(counts.entrySet());
+    entries.sort(Comparator.comparingInt((Map.Entry<String, Integer> e) -> -e.getValue()));
+    return entries.size() > MAX_TERMS ? entries.subList(0, MAX_TERMS) : entries;
+  }
+
+  private Query bagQuery(String field, String text) throws IOException {
+    List<Map.Entry<String, Integer>> bag = bag(text);
+    if (bag.isEmpty()) {
+      return null;
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    for (Map.Entry<String, Integer> e : bag) {
+      Query tq = new TermQuery(new Term(field, e.getKey()));
+      b.add(e.getValue() > 1 ? new BoostQuery(tq, e.getValue()) : tq, Occur.SHOULD);
+    }
+    return b.build();
+  }
+
+  // ------------------------------------------------------------------------------------------ queries
+
+  private static TermInSetQuery termSet(String field, Iterable<String> values) {
+    List<BytesRef> refs = new ArrayList<>();
+    for (String v : values) {
+      refs.add(new BytesRef(v));
+    }
+    return new TermInSetQuery(field, refs);
+  }
+
+  private static List<String> strings(JsonNode node) {
+    List<String> out = new ArrayList<>();
+    if (node != null && node.isArray()) {
+      for (JsonNode n : node) {
+        out.add(n.asText());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The user filter and {@code filters} (JSON: time_from, time_to, session_ids, roles, exclude_ids,
+   * exclude_sessions; all optional) around {@code main} (a MUST clause, or none).
+   */
+  private Query filtered(String user, String filters, Query main) throws IOException {
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    if (main != null) {
+      b.add(main, Occur.MUST);
+    }
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    if (filters != null && !filters.isEmpty()) {
+      JsonNode f = MAPPER.readTree(filters);
+      JsonNode from = f.get("time_from");
+      JsonNode to = f.get("time_to");
+      if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
+        long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
+        long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
+        b.add(LongPoint.newRangeQuery("ts", lo, hi), Occur.FILTER);
+      }
+      if (f.hasNonNull("session_ids")) {
+        b.add(termSet("session_id", strings(f.get("session_ids"))), Occur.FILTER);
+      }
+      if (f.hasNonNull("roles")) {
+        List<String> roles = new ArrayList<>();
+        for (String r : strings(f.get("roles"))) {
+          roles.add(r.toLowerCase(java.util.Locale.ROOT));
+        }
+        b.add(termSet("role", roles), Occur.FILTER);
+      }
+      List<String> excluded = strings(f.get("exclude_ids"));
+      if (!excluded.isEmpty()) {
+        List<String> keys = new ArrayList<>(excluded.size());
+        for (String id : excluded) {
+          keys.add(user + SEP + id);
+        }
+        b.add(termSet("key", keys), Occur.MUST_NOT);
+      }
+      List<String> sessions = strings(f.get("exclude_sessions"));
+      if (!sessions.isEmpty()) {
+        b.add(termSet("session_id", sessions), Occur.MUST_NOT);
+      }
+    }
+    return b.build();
+  }
+
+  /**
+   * BM25 over {@code user}'s messages: the analyzed terms of {@code text} as a bag of words (never query
+   * syntax), filters applied before the top {@code k}. A JSON list of hits, best first; with {@code
+   * content} each hit carries its stored message ("raw"), else only its doc-value fields.
+   */
+  public String search(String user, String text, int k, String filters, boolean content)
+      throws IOException {
+    Query bag = bagQuery("contents", text);
+    if (bag == null || k <= 0) {
+      return "[]";
+    }
+    Query query = filtered(user, filters, bag);
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k); // top-k without exact totals
+      searcher.search(query, collector);
+      return hits(searcher, collector.topDocs().scoreDocs, true, content);
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /** Messages of {@code user} matching only {@code filters}, newest (or oldest) first, with content. */
+  public String browse(String user, int k, String filters, boolean newestFirst) throws IOException {
+    if (k <= 0) {
+      return "[]";
+    }
+    Query query = filtered(user, filters, new MatchAllDocsQuery());
+    IndexSearcher searcher = manager.acquire();
+    try {
+      Sort sort = new Sort(new SortField("ts", SortField.Type.LONG, newestFirst));
+      TopDocs top = searcher.search(query, k, sort);
+      return hits(searcher, top.scoreDocs, false, true);
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /** BM25 over whole sessions of {@code user} (restricted to {@code sessionIds}, a JSON list, when given). */
+  public String searchSessions(String user, String text, int k, String sessionIds) throws IOException {
+    Query bag = bagQuery("s_contents", text);
+    if (bag == null || k <= 0) {
+      return "[]";
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(bag, Occur.MUST);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    if (sessionIds != null && !sessionIds.isEmpty()) {
+      b.add(termSet("s_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
+    }
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
+      searcher.search(b.build(), collector);
+      ScoreDoc[] docs = collector.topDocs().scoreDocs;
+      String[] sids = sortedValues(searcher, docs, "s_session_dv");
+      StringWriter out = new StringWriter();
+      try (JsonGenerator g = JSON.createGenerator(out)) {
+        g.writeStartArray();
+        for (int i = 0; i < docs.length; i++) {
+          g.writeStartArray();
+          g.writeString(sids[i]);
+          g.writeNumber(docs[i].score);
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      return out.toString();
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * Several windows of {@code user}'s sessions in one query: {@code spans} is a JSON list of [session,
+   * first turn, last turn]; the result is a JSON list (one per span) of lists of hits with content, in turn
+   * order.
+   */
+  public String windows(String user, String spans) throws IOException {
+    JsonNode list = MAPPER.readTree(spans);
+    BooleanQuery.Builder any = new BooleanQuery.Builder();
+    int total = 0;
+    int n = 0;
+    for (JsonNode span : list) {
+      long lo = Math.max(span.get(1).asLong(), 0);
+      long hi = Math.min(span.get(2).asLong(), Integer.MAX_VALUE);
+      if (hi < lo) {
+        continue;
+      }
+      total += (int) Math.min(hi - lo + 1, 100_000);
+      BooleanQuery.Builder one = new BooleanQuery.Builder();
+      one.add(new TermQuery(new Term("session_id", span.get(0).asText())), Occur.FILTER);
+      one.add(IntPoint.newRangeQuery("turn", (int) lo, (int) hi), Occur.FILTER);
+      any.add(one.build(), Occur.SHOULD);
+      n++;
+    }
+    List<List<Hit>> grouped = new ArrayList<>();
+    for (int i = 0; i < list.size(); i++) {
+      grouped.add(new ArrayList<>());
+    }
+    if (n > 0 && n <= IndexSearcher.getMaxClauseCount()) {
+      BooleanQuery.Builder b = new BooleanQuery.Builder();
+      b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+      b.add(new ConstantScoreQuery(any.build()), Occur.MUST);
+      IndexSearcher searcher = manager.acquire();
+      try {
+        TopDocs top = searcher.search(b.build(), Math.max(1, Math.min(total, 100_000)));
+        List<Hit> hits = read(searcher, top.scoreDocs, true);
+        for (Hit h : hits) {
+          for (int i = 0; i < list.size(); i++) {
+            JsonNode span = list.get(i);
+            if (span.get(0).asText().equals(h.session) && span.get(1).asLong() <= h.turn
+                && h.turn <= span.get(2).asLong()) {
+              grouped.get(i).add(h);
+            }
+          }
+        }
+      } finally {
+        manager.release(searcher);
+      }
+    }
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      for (List<Hit> group : grouped) {
+        group.sort(Comparator.comparingInt(h -> h.turn));
+        g.writeStartArray();
+        for (Hit h : group) {
+          h.write(g);
+        }
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+    }
+    return out.toString();
+  }
+
+  /**
+   * For each distinct analyzed term of {@code text}: how many of {@code user}'s messages hold it (a JSON
+   * object, terms in order).
+   */
+  public String termCounts(String user, String text) throws IOException {
+    List<Map.Entry<String, Integer>> bag = bag(text);
+    Map<String, Integer> order = new LinkedHashMap<>();
+    for (String t : terms(text)) {
+      order.putIfAbsent(t, 0);
+    }
+    IndexSearcher searcher = manager.acquire();
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      java.util.Set<String> kept = new java.util.HashSet<>();
+      for (Map.Entry<String, Integer> e : bag) {
+        kept.add(e.getKey());
+      }
+      g.writeStartObject();
+      for (String term : order.keySet()) {
+        if (!kept.contains(term)) {
+          continue;
+        }
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+        b.add(new TermQuery(new Term("contents", term)), Occur.FILTER);
+        g.writeNumberField(term, searcher.count(b.build()));
+      }
+      g.writeEndObject();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /** {@code user}'s messages by id ({@code ids}: a JSON list), with content; missing ids are absent. */
+  public String get(String user, String ids) throws IOException {
+    List<String> keys = new ArrayList<>();
+    for (String id : strings(MAPPER.readTree(ids))) {
+      keys.add(user + SEP + id);
+    }
+    if (keys.isEmpty()) {
+      return "[]";
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(termSet("key", keys), Occur.MUST);
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopDocs top = searcher.search(b.build(), keys.size());
+      return hits(searcher, top.scoreDocs, false, true);
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * What a writer needs to know of {@code user}'s sessions ({@code sessions}: a JSON list): a JSON object
+   * session -> {"tail": the last turn with content (or null), "text": the stored whole text (or null)}.
+   */
+  public String sessionStates(String user, String sessions) throws IOException {
+    List<String> sids = strings(MAPPER.readTree(sessions));
+    IndexSearcher searcher = manager.acquire();
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      if (!sids.isEmpty()) {
+        // the last turn of each: one pass over the sessions' messages, reading turn doc values
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+        b.add(termSet("session_id", sids), Occur.FILTER);
+        Map<String, int[]> tail = new HashMap<>(); // session -> {turn, global doc}
+        org.apache.lucene.search.Weight w =
+            searcher.createWeight(
+                searcher.rewrite(b.build()), org.apache.lucene.search.ScoreMode.COMPLETE_NO_SCORES, 1f);
+        for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+          org.apache.lucene.search.Scorer scorer = w.scorer(leaf);
+          if (scorer == null) {
+            continue;
+          }
+          SortedDocValues sdv = DocValues.getSorted(leaf.reader(), "session_id");
+          NumericDocValues tdv = DocValues.getNumeric(leaf.reader(), "turn");
+          org.apache.lucene.search.DocIdSetIterator it = scorer.iterator();
+          org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
+          for (int d = it.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS;
+              d = it.nextDoc()) {
+            if (live != null && !live.get(d)) {
+              continue;
+            }
+            String sid = sdv.advanceExact(d) ? sdv.lookupOrd(sdv.ordValue()).utf8ToString() : "";
+            int turn = tdv.advanceExact(d) ? (int) tdv.longValue() : 0;
+            int[] best = tail.get(sid);
+            if (best == null || turn > best[0]) {
+              tail.put(sid, new int[] {turn, leaf.docBase + d});
+            }
+          }
+        }
+        Map<String, String> texts = new HashMap<>();
+        List<String> textKeys = new ArrayList<>();
+        for (String sid : sids) {
+          textKeys.add(SEP + "session-text" + SEP + user + SEP + sid);
+        }
+        TopDocs tops = searcher.search(termSet("key", textKeys), textKeys.size());
+        StoredFields stored = searcher.storedFields();
+        for (ScoreDoc sd : tops.scoreDocs) {
+          Document d = stored.document(sd.doc);
+          texts.put(d.get("t_session"), d.get("s_text"));
+        }
+        for (String sid : sids) {
+          g.writeObjectFieldStart(sid);
+          int[] best = tail.get(sid);
+          g.writeFieldName("tail");
+          if (best == null) {
+            g.writeNull();
+          } else {
+            List<Hit> hs = read(searcher, new ScoreDoc[] {new ScoreDoc(best[1], 0f)}, true);
+            hs.get(0).write(g);
+          }
+          String text = texts.get(sid);
+          if (text == null) {
+            g.writeNullField("text");
+          } else {
+            g.writeStringField("text", text);
+          }
+          g.writeEndObject();
+        }
+      }
+      g.writeEndObject();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /** The payload stored with {@code user}'s {@code requestId}, or null. */
+  public String requestMarker(String user, String requestId) throws IOException {
+    String key = SEP + "request" + SEP + user + SEP + requestId;
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
+      if (top.scoreDocs.length == 0) {
+        return null;
+      }
+      return searcher.storedFields().document(top.scoreDocs[0].doc).get("raw");
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /** Messages of {@code user}, or of the whole index when {@code user} is null. */
+  public long count(String user) throws IOException {
+    Query q =
+        user != null ? new TermQuery(new Term("user_id", user)) : new TermQuery(new Term("kind", "m"));
+    IndexSearcher searcher = manager.acquire();
+    try {
+      return searcher.count(q);
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /** User ids with at least one message, sorted (a JSON list). */
+  public String users() throws IOException {
+    IndexSearcher searcher = manager.acquire();
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      Terms terms = MultiTerms.getTerms(searcher.getIndexReader(), "user_id");
+      if (terms != null) {
+        TermsEnum it = terms.iterator();
+        for (BytesRef ref = it.next(); ref != null; ref = it.next()) {
+          String user = ref.utf8ToString();
+          if (searcher.count(new TermQuery(new Term("user_id", user))) > 0) {
+            g.writeString(user);
+          }
+        }
+      }
+      g.writeEndArray();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  // ------------------------------------------------------------------------------------------ hits
+
+  private static final class Hit {
+    String id;
+    String session;
+    int turn;
+    long ts;
+    String role;
+    float score;
+    String raw; // the stored message, when read with content
+
+    void write(JsonGenerator g) throws IOException {
+      g.writeStartObject();
+      g.writeStringField("id", id);
+      g.writeStringField("session_id", session);
+      g.writeNumberField("turn", turn);
+      g.writeNumberField("ts", ts);
+      g.writeStringField("role", role);
+      g.writeNumberField("score", score);
+      if (raw != null) {
+        g.writeFieldName("raw");
+        g.writeRawValue(raw);
+      }
+      g.writeEndObject();
+    }
+  }
+
+  private String hits(IndexSearcher searcher, ScoreDoc[] docs, boolean scored, boolean content)
+      throws IOException {
+    List<Hit> hits = read(searcher, docs, content);
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      for (Hit h : hits) {
+        if (!scored) {
+          h.score = 0f;
+        }
+        h.write(g);
+      }
+      g.writeEndArray();
+    }
+    return out.toString();
+  }
+
+  /** The hit fields of {@code docs} (in their order) from doc values, and the stored message with content. */
+  private List<Hit> read(IndexSearcher searcher, ScoreDoc[] docs, boolean content) throws IOException {
+    List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+    Hit[] out = new Hit[docs.length];
+    Integer[] order = new Integer[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.comparingInt(i -> docs[i].doc)); // doc values read forwards
+    int leafIndex = -1;
+    BinaryDocValues ids = null;
+    SortedDocValues sessions = null;
+    SortedDocValues roles = null;
+    NumericDocValues turns = null;
+    NumericDocValues times = null;
+    LeafReaderContext leaf = null;
+    for (int i : order) {
+      int global = docs[i].doc;
+      int li = ReaderUtil.subIndex(global, leaves);
+      if (li != leafIndex) {
+        leafIndex = li;
+        leaf = leaves.get(li);
+        ids = DocValues.getBinary(leaf.reader(), "id");
+        sessions = DocValues.getSorted(leaf.reader(), "session_id");
+        roles = DocValues.getSorted(leaf.reader(), "role_dv");
+        turns = DocValues.getNumeric(leaf.reader(), "turn");
+        times = DocValues.getNumeric(leaf.reader(), "ts");
+      }
+      int d = global - leaf.docBase;
+      Hit h = new Hit();
+      h.id = ids.advanceExact(d) ? ids.binaryValue().utf8ToString() : "";
+      h.session = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
+      h.role = roles.advanceExact(d) ? roles.lookupOrd(roles.ordValue()).utf8ToString() : "";
+      h.turn = turns.advanceExact(d) ? (int) turns.longValue() : 0;
+      h.ts = times.advanceExact(d) ? times.longValue() : 0L;
+      h.score = docs[i].score;
+      out[i] = h;
+    }
+    if (content) {
+      StoredFields stored = searcher.storedFields();
+      for (int i : order) {
+        out[i].raw = stored.document(docs[i].doc, java.util.Set.of("raw")).get("raw");
+      }
+    }
+    return new ArrayList<>(Arrays.asList(out));
+  }
+
+  private static String[] sortedValues(IndexSearcher searcher, ScoreDoc[] docs, String field)
+      throws IOException {
+    List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+    String[] out = new String[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docs[i].doc, leaves));
+      SortedDocValues dv = DocValues.getSorted(leaf.reader(), field); // fresh: docs are in score order
+      int d = docs[i].doc - leaf.docBase;
+      out[i] = dv.advanceExact(d) ? dv.lookupOrd(dv.ordValue()).utf8ToString() : "";
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------ writing
+
+  /** One reusable message document with mutable fields: creating Java objects per message is slow. */
+  private static final class MessageDoc {
+    final StringField key = new StringField("key", "", Field.Store.NO);
+    final StringField kind = new StringField("kind", "m", Field.Store.NO);
+    final StringField id = new StringField("id", "", Field.Store.NO);
+    final BinaryDocValuesField idDv = new BinaryDocValuesField("id", new BytesRef()); // for pyserini
+    final StringField user = new StringField("user_id", "", Field.Store.NO);
+    final SortedDocValuesField userDv = new SortedDocValuesField("user_dv", new BytesRef());
+    final StringField session = new StringField("session_id", "", Field.Store.NO);
+    final SortedDocValuesField sessionDv = new SortedDocValuesField("session_id", new BytesRef());
+    final IntPoint turnPt = new IntPoint("turn", 0);
+    final NumericDocValuesField turnDv = new NumericDocValuesField("turn", 0);
+    final LongPoint tsPt = new LongPoint("ts", 0);
+    final NumericDocValuesField tsDv = new NumericDocValuesField("ts", 0);
+    final LongPoint addedPt = new LongPoint("added", 0);
+    final NumericDocValuesField addedDv = new NumericDocValuesField("added", 0);
+    final StringField role = new StringField("role", "", Field.Store.NO);
+    final SortedDocValuesField roleDv = new SortedDocValuesField("role_dv", new BytesRef());
+    final TextField contents = new TextField("contents", "", Field.Store.NO);
+    final StoredField raw = new StoredField("raw", "");
+    final Document doc = new Document();
+
+    MessageDoc() {
+      for (Field f :
+          new Field[] {
+            key, kind, id, idDv, user, userDv, session, sessionDv, turnPt, turnDv, tsPt, tsDv, addedPt,
+            addedDv, role, roleDv, contents, raw
+          }) {
+        doc.add(f);
+      }
+    }
+
+    void fill(JsonNode r, long added) throws IOException {
+      String u = r.get("user_id").asText();
+      String i = r.get("id").asText();
+      String s = r.get("session_id").asText();
+      String ro = r.get("role").asText();
+      int t = r.get("turn").asInt();
+      long ts = r.get("ts").asLong();
+      key.setStringValue(u + SEP + i);
+      id.setStringValue(i);
+      idDv.setBytesValue(new BytesRef(i));
+      user.setStringValue(u);
+      userDv.setBytesValue(new BytesRef(u));
+      session.setStringValue(s);
+      sessionDv.setBytesValue(new BytesRef(s));
+      turnPt.setIntValue(t);
+      turnDv.setLongValue(t);
+      tsPt.setLongValue(ts);
+      tsDv.setLongValue(ts);
+      addedPt.setLongValue(added);
+      addedDv.setLongValue(added);
+      role.setStringValue(ro);
+      roleDv.setBytesValue(new BytesRef(ro));
+      contents.setStringValue(r.get("content").asText());
+      StringWriter w = new StringWriter();
+      try (JsonGenerator g = JSON.createGenerator(w)) {
+        g.writeStartObject();
+        g.writeStringField("id", i);
+        g.writeStringField("session_id", s);
+        g.writeNumberField("turn", t);
+        g.writeNumberField("ts", ts);
+        g.writeStringField("role", ro);
+        g.writeStringField("content", r.get("content").asText());
+        if (r.hasNonNull("speaker") && !r.get("speaker").asText().isEmpty()) {
+          g.writeStringField("speaker", r.get("speaker").asText());
+        }
+        if (r.hasNonNull("time_text")) {
+          g.writeStringField("time_text", r.get("time_text").asText());
+        }
+        g.writeEndObject();
+      }
+      raw.setStringValue(w.toString());
+    }
+  }
+
+  private void checkWritable() {
+    if (writer == null) {
+      throw new IllegalStateException("read-only");
+    }
+  }
+
+  /**
+   * Writes one batch (JSON: "records", "sessions", optional "marker", "added") without committing: the
+   * records (a record with "replace" true replaces the message with its id), each session's whole-text
+   * documents ("new" true: the session had none), and the request marker. {@link #commit} makes everything
+   * written so far durable and visible.
+   */
+  public void write(String batch) throws IOException {
+    checkWritable();
+    JsonNode b = MAPPER.readTree(batch);
+    long added = b.get("added").asLong();
+    synchronized (writeLock) {
+      for (JsonNode r : b.get("records")) {
+        doc.fill(r, added);
+        if (r.path("replace").asBoolean(true)) {
+          writer.updateDocument(
+              new Term("key", r.get("user_id").asText() + SEP + r.get("id").asText()), doc.doc);
+        } else {
+          writer.addDocument(doc.doc);
+        }
+      }
+      for (JsonNode s : b.path("sessions")) {
+        String user = s.get("user_id").asText();
+        String sid = s.get("session_id").asText();
+        if (s.hasNonNull("text")) {
+          writeSession(user, sid, s.get("text").asText(), !s.path("new").asBoolean(false));
+        } else {
+          deleteSession(user, sid);
+        }
+      }
+      JsonNode m = b.get("marker");
+      if (m != null && !m.isNull()) {
+        writeMarker(m.get("user_id").asText(), m.get("request_id").asText(), m.get("payload").asText(), added);
+      }
+    }
+  }
+
+  private void writeSession(String user, String sid, String text, boolean update) throws IOException {
+    String key = SEP + "session" + SEP + user + SEP + sid;
+    String textKey = SEP + "session-text" + SEP + user + SEP + sid;
+    Document d = new Document();
+    d.add(new StringField("key", key, Field.Store.NO));
+    d.add(new StringField("kind", "s", Field.Store.NO));
+    d.add(new StringField("s_user", user, Field.Store.NO));
+    d.add(new StringField("s_session", sid, Field.Store.NO));
+    d.add(new SortedDocValuesField("s_session_dv", new BytesRef(sid)));
+    d.add(new TextField("s_contents", text, Field.Store.NO));
+    Document t = new Document();
+    t.add(new StringField("key", textKey, Field.Store.NO));
+    t.add(new StringField("kind", "t", Field.Store.NO));
+    t.add(new StringField("s_user", user, Field.Store.NO));
+    t.add(new StoredField("t_session", sid));
+    t.add(new StoredField("s_text", text));
+    if (update) {
+      writer.updateDocument(new Term("key", key), d);
+      writer.updateDocument(new Term("key", textKey), t);
+    } else {
+      writer.addDocument(d);
+      writer.addDocument(t);
+    }
+  }
+
+  private void deleteSession(String user, String sid) throws IOException {
+    writer.deleteDocuments(
+        new Term("key", SEP + "session" + SEP + user + SEP + sid),
+        new Term("key", SEP + "session-text" + SEP + user + SEP + sid));
+  }
+
+  private void writeMarker(String user, String requestId, String payload, long added) throws IOException {
+    String key = SEP + "request" + SEP + user + SEP + requestId;
+    Document d = new Document();
+    d.add(new StringField("key", key, Field.Store.NO));
+    d.add(new StringField("kind", "r", Field.Store.NO));
+    d.add(new StringField("req_user", user, Field.Store.NO));
+    d.add(new LongPoint("added", added));
+    d.add(new NumericDocValuesField("added", added));
+    d.add(new StoredField("raw", payload));
+    writer.updateDocument(new Term("key", key), d);
+  }
+
+  /** Makes every write so far durable (fsync) and visible to the next search. */
+  public void commit() throws IOException {
+    checkWritable();
+    synchronized (writeLock) {
+      writer.commit();
+    }
+    manager.maybeRefreshBlocking();
+  }
+
+  /** Refreshes a read-only engine to the latest commit (a writer's engine is always current). */
+  public void refresh() throws IOException {
+    manager.maybeRefresh();
+  }
+
+  /** Deletes every message, session document and request marker of {@code user}, durably. */
+  public long deleteUser(String user) throws IOException {
+    checkWritable();
+    long before = count(user);
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("user_id", user)), Occur.SHOULD);
+    b.add(new TermQuery(new Term("req_user", user)), Occur.SHOULD);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.SHOULD);
+    synchronized (writeLock) {
+      writer.deleteDocuments(b.build());
+    }
+    commit();
+    return before;
+  }
+
+  /**
+   * Retention, without committing: deletes every message and request marker added before {@code cutoff}
+   * (those without an "added" field count as added at {@code legacyAdded}; Long.MIN_VALUE: never). Returns
+   * JSON {"removed": n, "sessions": [[user, session, [remaining turns' contents in turn order]], ...]} for
+   * every session that lost a message, so the caller can rewrite their session documents before committing.
+   */
+  public String expire(long cutoff, long legacyAdded) throws IOException {
+    checkWritable();
+    BooleanQuery.Builder old = new BooleanQuery.Builder();
+    old.add(LongPoint.newRangeQuery("added", Long.MIN_VALUE, cutoff - 1), Occur.SHOULD);
+    if (legacyAdded != Long.MIN_VALUE && legacyAdded < cutoff) {
+      BooleanQuery.Builder legacy = new BooleanQuery.Builder();
+      legacy.add(new MatchAllDocsQuery(), Occur.MUST);
+      legacy.add(new FieldExistsQuery("added"), Occur.MUST_NOT);
+      old.add(legacy.build(), Occur.SHOULD);
+    }
+    Query expired = old.build();
+    Query messages = kindAnd("m", expired);
+    Query markers = kindAnd("r", expired);
+    StringWriter out = new StringWriter();
+    synchronized (writeLock) {
+      IndexSearcher searcher = manager.acquire();
+      try {
+        int n = searcher.count(messages);
+        Map<String, String[]> affected = new LinkedHashMap<>(); // user SEP session -> {user, session}
+        if (n > 0) {
+          TopDocs top = searcher.search(messages, n);
+          List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+          for (ScoreDoc sd : top.scoreDocs) {
+            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
+            SortedDocValues u = DocValues.getSorted(leaf.reader(), "user_dv");
+            SortedDocValues s = DocValues.getSorted(leaf.reader(), "session_id");
+            int d = sd.doc - leaf.docBase;
+            String user = u.advanceExact(d) ? u.lookupOrd(u.ordValue()).utf8ToString() : "";
+            String sid = s.advanceExact(d) ? s.lookupOrd(s.ordValue()).utf8ToString() : "";
+            affected.putIfAbsent(user + SEP + sid, new String[] {user, sid});
+          }
+        }
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+          g.writeStartObject();
+          g.writeNumberField("removed", n);
+          g.writeArrayFieldStart("sessions");
+          for (String[] us : affected.values()) {
+            BooleanQuery.Builder keep = new BooleanQuery.Builder();
+            keep.add(new TermQuery(new Term("user_id", us[0])), Occur.FILTER);
+            keep.add(new TermQuery(new Term("session_id", us[1])), Occur.FILTER);
+            keep.add(expired, Occur.MUST_NOT);
+            int left = searcher.count(keep.build());
+            List<Hit> remaining =
+                left == 0 ? new ArrayList<>() : read(searcher, searcher.search(keep.build(), left).scoreDocs, true);
+            remaining.sort(Comparator.comparingInt(h -> h.turn));
+            g.writeStartArray();
+            g.writeString(us[0]);
+            g.writeString(us[1]);
+            g.writeStartArray();
+            for (Hit h : remaining) {
+              g.writeString(MAPPER.readTree(h.raw).get("content").asText());
+            }
+            g.writeEndArray();
+            g.writeEndArray();
+          }
+          g.writeEndArray();
+          g.writeEndObject();
+        }
+        if (n > 0 || searcher.count(markers) > 0) {
+          writer.deleteDocuments(messages);
+          writer.deleteDocuments(markers);
+        }
+      } finally {
+        manager.release(searcher);
+      }
+    }
+    return out.toString();
+  }
+
+  private static Query kindAnd(String kind, Query q) {
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("kind", kind)), Occur.FILTER);
+    b.add(q, Occur.FILTER);
+    return b.build();
+  }
+
+  /**
+   * Rewrites every message and request marker of an older format in this one, from what it stored
+   * (messages: "raw"; markers: their key and payload); those without an "added" time get {@code
+   * legacyAdded}. Not committed. Returns how many documents were rewritten.
+   */
+  public long upgrade(long legacyAdded) throws IOException {
+    checkWritable();
+    long n = 0;
+    synchronized (writeLock) {
+      IndexSearcher searcher = manager.acquire();
+      try {
+        StoredFields stored = searcher.storedFields();
+        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+        int messages = searcher.count(new TermQuery(new Term("kind", "m")));
+        if (messages > 0) {
+          TopDocs all = searcher.search(new TermQuery(new Term("kind", "m")), messages);
+          for (ScoreDoc sd : all.scoreDocs) {
+            Document old = stored.document(sd.doc);
+            JsonNode raw = MAPPER.readTree(old.get("raw"));
+            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
+            NumericDocValues added = leaf.reader().getNumericDocValues("added");
+            int d = sd.doc - leaf.docBase;
+            long when = added != null && added.advanceExact(d) ? added.longValue() : legacyAdded;
+            com.fasterxml.jackson.databind.node.ObjectNode r = MAPPER.createObjectNode();
+            r.put("user_id", old.get("user_id"));
+            r.put("session_id", raw.get("session_id").asText());
+            r.put("id", raw.get("id").asText());
+            r.put("turn", raw.get("turn").asInt());
+            r.put("ts", raw.get("ts").asLong());
+            r.put("role", raw.get("role").asText());
+            r.put("content", raw.get("content").asText());
+            if (raw.hasNonNull("speaker")) {
+              r.put("speaker", raw.get("speaker").asText());
+            }
+            if (raw.hasNonNull("time_text")) {
+              r.put("time_text", raw.get("time_text").asText());
+            }
+            doc.fill(r, when);
+            writer.updateDocument(new Term("key", old.get("user_id") + SEP + raw.get("id").asText()), doc.doc);
+            n++;
+          }
+        }
+        Terms keys = MultiTerms.getTerms(searcher.getIndexReader(), "key");
+        if (keys != null) {
+          // session texts: rewritten with their session id stored and the session document beside them
+          String textPrefix = SEP + "session-text" + SEP;
+          TermsEnum st = keys.iterator();
+          if (st.seekCeil(new BytesRef(textPrefix)) != TermsEnum.SeekStatus.END) {
+            for (BytesRef ref = st.term(); ref != null; ref = st.next()) {
+              String key = ref.utf8ToString();
+              if (!key.startsWith(textPrefix)) {
+                break;
+              }
+              TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
+              if (top.scoreDocs.length == 0) {
+                continue;
+              }
+              String[] parts = key.substring(textPrefix.length()).split(SEP, 2);
+              writeSession(parts[0], parts[1], stored.document(top.scoreDocs[0].doc).get("s_text"), true);
+              n++;
+            }
+          }
+          String prefix = SEP + "request" + SEP;
+          TermsEnum it = keys.iterator();
+          if (it.seekCeil(new BytesRef(prefix)) != TermsEnum.SeekStatus.END) {
+            for (BytesRef ref = it.term(); ref != null; ref = it.next()) {
+              String key = ref.utf8ToString();
+              if (!key.startsWith(prefix)) {
+                break;
+              }
+              TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
+              if (top.scoreDocs.length == 0) {
+                continue;
+              }
+              String[] parts = key.substring(prefix.length()).split(SEP, 2);
+              int doc = top.scoreDocs[0].doc;
+              String payload = stored.document(doc).get("raw");
+              LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(doc, leaves));
+              NumericDocValues added = leaf.reader().getNumericDocValues("added");
+              long when =
+                  added != null && added.advanceExact(doc - leaf.docBase) ? added.longValue() : legacyAdded;
+              writeMarker(parts[0], parts[1], payload, when);
+              n++;
+            }
+          }
+        }
+      } finally {
+        manager.release(searcher);
+      }
+    }
+    return n;
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      manager.close();
+      if (writer != null) {
+        writer.close();
+      }
+    } finally {
+      directory.close();
+    }
+  }
+
+  /** Unchecked wrapper, for lambdas. */
+  static UncheckedIOException unchecked(IOException e) {
+    return new UncheckedIOException(e);
+  }
+}

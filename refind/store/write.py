@@ -1,0 +1,538 @@
+"""The write path: every add and import goes through here, over any engine (the ``Engine`` protocol).
+
+:class:`refind.Memory` validates input and hands it to :class:`WritePath`; this module does the rest:
+
+- **idempotency**: a request id already applied with the same body writes nothing; with another body it is
+  a :class:`~refind.RequestConflict`;
+- **resolution** (:func:`resolve`, pure): turns continue after the session's last one, ids default to
+  ``{session}:{turn}``, a known id keeps its turn, missing timestamps follow the previous message, else the
+  session's time, else the time of the add;
+- **session documents**: each touched session's whole text, joined in one place (:func:`join_session`);
+- **group commit**: concurrent adds write under one lock, then wait for a commit that covers their write,
+  one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
+  lookups of later adds consult overlays of what is written but not yet committed;
+- **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
+  ``_COMMIT_EVERY`` messages and at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from refind.errors import RequestConflict
+from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
+from refind.store.base import Engine, Marker, Record, SessionDoc, SessionState, WriteBatch
+
+__all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
+
+SESSION_JOIN = "\n"
+_SLICE_MESSAGES = 5_000  # messages resolved with one batched lookup per user during an import
+_COMMIT_EVERY = 200_000  # messages between commits of an import
+
+
+def join_session(contents: Iterable[str]) -> str:
+    """A session's whole text, as its session document holds it: its messages in turn order."""
+    return SESSION_JOIN.join(contents)
+
+
+class ImportResult(AddResult):
+    """Totals of a bulk import."""
+
+    sessions: int = 0
+    users: int = 0
+
+
+# ---------------------------------------------------------------------------------------------- resolution
+
+
+@dataclass(slots=True)
+class Resolved:
+    records: list[Record]
+    replaced: int
+    text: str | None  # the session's new whole text, or None when it must be rebuilt from its turns
+    new: bool  # the session had no document
+
+
+def resolve(
+    user_id: str,
+    session_id: str,
+    messages: Sequence[Message],
+    *,
+    state: SessionState | None,
+    existing: dict[str, Hit],
+    session_ms: int | None = None,
+    session_text: str | None = None,
+    now_ms: int | None = None,
+) -> Resolved:
+    """Assign turns, ids and timestamps to ``messages`` for ``user_id``'s ``session_id``.
+
+    ``state`` is the stored session (its last turn and text), ``existing`` the stored messages among the
+    ids these messages have or will get (a known id is a replacement: it keeps its turn when it is in this
+    session). The session text is the old text plus the new messages when they all come after its last
+    turn and replace nothing; else None (the caller rebuilds it from the stored turns)."""
+    tail = state.tail if state is not None else None
+    next_turn = tail.turn + 1 if tail is not None else 0
+    fallback_ts = session_ms if session_ms is not None else (tail.timestamp if tail is not None else None)
+    tail_text = tail.time_text if tail is not None else None
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    resolved: list[tuple[Message, str, int, int, str | None]] = []
+    prev_ts: int | None = None
+    prev_text: str | None = None
+    for m in messages:
+        if m.turn is not None:
+            turn = m.turn
+        elif m.id is not None and m.id in existing and existing[m.id].session_id == session_id:
+            turn = existing[m.id].turn
+        else:
+            turn = next_turn
+        next_turn = max(next_turn, turn + 1)
+        time_text = m.time_text
+        if m.timestamp is not None:
+            ts = m.timestamp
+        elif prev_ts is not None:
+            ts, time_text = prev_ts, time_text or prev_text
+        elif fallback_ts is not None:
+            ts = fallback_ts
+            time_text = time_text or (session_text if session_ms is not None else tail_text)
+        else:
+            ts = now_ms
+        prev_ts, prev_text = ts, time_text
+        resolved.append((m, m.id if m.id is not None else f"{session_id}:{turn}", turn, ts, time_text))
+    seen: set[str] = set()
+    records = []
+    replaced = 0
+    for m, msg_id, turn, ts, time_text in resolved:
+        known = msg_id in existing
+        if known and msg_id not in seen:
+            replaced += 1
+        records.append(
+            Record(
+                user_id=user_id,
+                session_id=session_id,
+                id=msg_id,
+                turn=turn,
+                timestamp=ts,
+                role=m.role,
+                content=m.content,
+                speaker=m.speaker,
+                time_text=time_text,
+                replace=known or msg_id in seen,
+            )
+        )
+        seen.add(msg_id)
+    last = tail.turn if tail is not None else -1
+    appended = not replaced and all(r.turn > last for r in records) and _in_turn_order(records)
+    if not appended:
+        return Resolved(records, replaced, None, state is None or state.text is None)
+    before = state.text if state is not None and state.text else None
+    text = join_session(([before] if before else []) + [r.content for r in records])
+    return Resolved(records, replaced, text, state is None or state.text is None)
+
+
+def _in_turn_order(records: Sequence[Record]) -> bool:
+    return all(a.turn < b.turn for a, b in zip(records, records[1:], strict=False))
+
+
+def candidate_ids(session_id: str, messages: Sequence[Message], state: SessionState | None) -> list[str]:
+    """Every id ``messages`` may end up with: their own, and ``{session}:{turn}`` for those without, from
+    the session's next turn on (so one lookup finds what a write would replace)."""
+    ids = [m.id for m in messages if m.id is not None]
+    next_turn = state.tail.turn + 1 if state is not None and state.tail is not None else 0
+    for m in messages:
+        if m.id is None:
+            turn = m.turn if m.turn is not None else next_turn
+            ids.append(f"{session_id}:{turn}")
+            next_turn = max(next_turn, turn + 1)
+        elif m.turn is not None:
+            next_turn = max(next_turn, m.turn + 1)
+    return list(dict.fromkeys(ids))
+
+
+def body_digest(session_id: str, messages: Sequence[Message], session_ms: int | None) -> str:
+    body = {
+        "session_id": session_id,
+        "session_time": session_ms,
+        "messages": [m.model_dump(exclude_none=True) for m in messages],
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _as_hit(r: Record) -> Hit:
+    """A written-but-uncommitted record, seen the way the engine would return it."""
+    return Hit.model_construct(
+        id=r.id,
+        session_id=r.session_id,
+        turn=r.turn,
+        timestamp=r.timestamp,
+        role=r.role,
+        speaker=r.speaker,
+        content=r.content,
+        score=0.0,
+        time_text=r.time_text,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the path
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What adds wrote but no commit covers yet, by write generation (so a commit drops what it covered)."""
+
+    sessions: dict[tuple[str, str], tuple[int, SessionState]] = field(default_factory=dict)
+    ids: dict[tuple[str, str], tuple[int, Hit]] = field(default_factory=dict)
+    markers: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+
+    def drop(self, upto: int) -> None:
+        for overlay in (self.sessions, self.ids, self.markers):
+            for k in [k for k, (g, _) in overlay.items() if g <= upto]:  # type: ignore[attr-defined]
+                del overlay[k]  # type: ignore[attr-defined]
+
+
+class WritePath:
+    """Adds, imports and deletions over ``engine``, serialized by one lock, committed in groups."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._gen = 0
+        self._committed = 0
+        self._committing = False
+        self._commit_cv = threading.Condition()
+        self._pending = _Pending()
+
+    # ------------------------------------------------------------------ one add
+
+    def add(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        request_id: str | None,
+        session_ms: int | None,
+        session_text: str | None,
+    ) -> AddResult:
+        """Write one add and return once it is durable and visible (see :meth:`refind.Memory.add`)."""
+        digest = body_digest(session_id, messages, session_ms) if request_id is not None else None
+        with self._lock:
+            duplicate_of = self._duplicate_of(user_id, request_id, digest) if request_id and digest else None
+            if duplicate_of is None:
+                gen, added, replaced = self._write_add(
+                    user_id, session_id, messages, session_ms, session_text, request_id, digest
+                )
+            else:
+                gen, added, replaced = duplicate_of, 0, 0
+        self._await_commit(gen)  # a duplicate of a pending add waits for that add's commit
+        return AddResult(
+            user_id=user_id,
+            session_id=session_id,
+            request_id=request_id,
+            added=added,
+            replaced=replaced,
+            duplicate_request=duplicate_of is not None,
+        )
+
+    def _duplicate_of(self, user_id: str, request_id: str, digest: str) -> int | None:
+        """None when ``request_id`` is new for this user; else the write generation to wait for (0:
+        committed). RequestConflict when it came with another body. Holds the lock."""
+        pending = self._pending.markers.get((user_id, request_id))
+        stored = pending[1] if pending is not None else self.engine.request_marker(user_id, request_id)
+        if stored is None:
+            return None
+        if json.loads(stored).get("digest") != digest:
+            raise RequestConflict(
+                f"request_id {request_id!r} was already used with a different body; "
+                "nothing was written. Use a new request_id for new content"
+            )
+        return pending[0] if pending is not None else 0
+
+    def _state(self, user_id: str, session_id: str) -> SessionState | None:
+        pending = self._pending.sessions.get((user_id, session_id))
+        if pending is not None:
+            return pending[1]
+        return self.engine.session_states(user_id, [session_id]).get(session_id)
+
+    def _existing(self, user_id: str, ids: Sequence[str]) -> dict[str, Hit]:
+        found = {h.id: h for h in self.engine.get(user_id, ids)} if ids else {}
+        for i in ids:
+            written = self._pending.ids.get((user_id, i))
+            if written is not None:
+                found[i] = written[1]
+        return found
+
+    def _write_add(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        session_ms: int | None,
+        session_text: str | None,
+        request_id: str | None,
+        digest: str | None,
+    ) -> tuple[int, int, int]:
+        """Resolve and write one add without committing; (write generation, added, replaced). Holds the
+        lock; the overlays keep the write visible to later adds until its commit lands."""
+        state = self._state(user_id, session_id)
+        existing = self._existing(user_id, candidate_ids(session_id, messages, state))
+        res = resolve(
+            user_id, session_id, messages, state=state, existing=existing,
+            session_ms=session_ms, session_text=session_text,
+        )  # fmt: skip
+        text = res.text
+        if text is None:  # a replacement or an insertion: the text comes from the stored turns
+            self._commit_now()  # ... all of them, committed
+            state = self._state(user_id, session_id)
+            existing = self._existing(user_id, candidate_ids(session_id, messages, state))
+            res = resolve(
+                user_id, session_id, messages, state=state, existing=existing,
+                session_ms=session_ms, session_text=session_text,
+            )  # fmt: skip
+            text = self._rebuilt_text(user_id, session_id, res.records, existing)
+        marker = None
+        if request_id is not None:
+            payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
+            marker = Marker(user_id, request_id, payload)
+        self.engine.write(WriteBatch(res.records, [SessionDoc(user_id, session_id, text, res.new)], marker))
+        self._gen += 1
+        moved = self._moved_from(session_id, res.records, existing)
+        if moved:  # the sessions it left: their documents from their turns, once the move is committed
+            self._commit_now()
+            self._rewrite_sessions(user_id, moved)
+            self._gen += 1
+        gen = self._gen
+        last = max(res.records, key=lambda r: r.turn)
+        tail = state.tail if state is not None else None
+        new_tail = _as_hit(last) if tail is None or last.turn >= tail.turn else tail
+        self._pending.sessions[(user_id, session_id)] = (gen, SessionState(new_tail, text))
+        for r in res.records:
+            self._pending.ids[(user_id, r.id)] = (gen, _as_hit(r))
+        if marker is not None:
+            self._pending.markers[(user_id, marker.request_id)] = (gen, marker.payload)
+        unique = len({r.id for r in res.records})
+        return gen, unique - res.replaced, res.replaced
+
+    def _rebuilt_text(
+        self, user_id: str, session_id: str, records: Sequence[Record], existing: dict[str, Hit]
+    ) -> str:
+        """The session's text after ``records``: its stored turns with these written over them (by id), in
+        turn order. Stored turns must all be committed."""
+        stored = self.engine.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
+        by_id: dict[str, tuple[int, int, str]] = {h.id: (h.turn, i, h.content) for i, h in enumerate(stored)}
+        for i, r in enumerate(records):
+            by_id[r.id] = (r.turn, len(stored) + i, r.content)
+        return join_session(c for _, _, c in sorted(by_id.values()))
+
+    def _moved_from(self, session_id: str, records: Sequence[Record], existing: dict[str, Hit]) -> list[str]:
+        """Sessions that lose a message to this write (an id given again in another session)."""
+        ids = {r.id for r in records}
+        return sorted({h.session_id for i, h in existing.items() if i in ids and h.session_id != session_id})
+
+    def _rewrite_sessions(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Write the documents of ``session_ids`` anew from their committed turns."""
+        docs = []
+        for sid, turns in zip(
+            session_ids, self.engine.windows(user_id, [(s, 0, 2**31 - 1) for s in session_ids]), strict=True
+        ):
+            docs.append(SessionDoc(user_id, sid, join_session(h.content for h in turns) if turns else None))
+        if docs:
+            self.engine.write(WriteBatch(sessions=docs))
+
+    # ------------------------------------------------------------------ commits
+
+    def _await_commit(self, gen: int) -> None:
+        """Return once a commit covers write generation ``gen``; one waiting thread commits for all."""
+        while True:
+            with self._commit_cv:
+                while self._committing and self._committed < gen:
+                    self._commit_cv.wait()
+                if self._committed >= gen:
+                    return
+                self._committing = True
+            snap = gen
+            try:
+                with self._lock:
+                    snap = self._gen
+                self.engine.commit()
+            except BaseException:
+                with self._commit_cv:
+                    self._committing = False
+                    self._commit_cv.notify_all()
+                raise
+            with self._commit_cv:
+                self._committing = False
+                self._committed = max(self._committed, snap)
+                self._commit_cv.notify_all()
+            with self._lock:
+                self._pending.drop(snap)
+
+    def _commit_now(self) -> None:
+        """Commit everything written so far (the caller holds the lock)."""
+        if self._gen == self._committed:
+            return
+        snap = self._gen
+        self.engine.commit()
+        with self._commit_cv:
+            self._committed = max(self._committed, snap)
+            self._commit_cv.notify_all()
+        self._pending.drop(snap)
+
+    # ------------------------------------------------------------------ bulk import
+
+    def import_sessions(
+        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+    ) -> ImportResult:
+        """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
+        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session."""
+        total = ImportResult(user_id="*", session_id="*")
+        users: set[str] = set()
+        with self._lock:
+            self._commit_now()
+            run = _Import(self, total, users, progress)
+            for chunk in _slices(logs):
+                run.slice(chunk)
+            run.finish()
+        total.users = len(users)
+        return total
+
+    # ------------------------------------------------------------------ deletion
+
+    def delete_user(self, user_id: str) -> int:
+        with self._lock:
+            self._commit_now()
+            return self.engine.delete_user(user_id)
+
+    def delete_added_before(self, cutoff_ms: int) -> int:
+        """Retention: everything added before ``cutoff_ms`` (messages with their requests' markers), and
+        the documents of the sessions that lost messages rewritten from what remains, in one commit."""
+        with self._lock:
+            self._commit_now()
+            expired = self.engine.expire(cutoff_ms)
+            if expired.sessions:
+                docs = [
+                    SessionDoc(user, sid, join_session(turns) if turns else None)
+                    for user, sid, turns in expired.sessions
+                ]
+                self.engine.write(WriteBatch(sessions=docs))
+            self.engine.commit()
+            return expired.removed
+
+
+def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
+    """The sessions (validated) in slices of about ``_SLICE_MESSAGES`` messages."""
+    chunk: list[tuple[SessionLog, list[Message]]] = []
+    n = 0
+    for log_ in logs:
+        check_id("user_id", log_.user_id)
+        check_id("session_id", log_.session_id)
+        messages = parse_messages(log_.messages)
+        chunk.append((log_, messages))
+        n += len(messages)
+        if n >= _SLICE_MESSAGES:
+            yield chunk
+            chunk, n = [], 0
+    if chunk:
+        yield chunk
+
+
+class _Import:
+    """One bulk import's state: what it wrote since its last commit (sessions, ids), users known empty."""
+
+    def __init__(
+        self,
+        path: WritePath,
+        total: ImportResult,
+        users: set[str],
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.path = path
+        self.engine = path.engine
+        self.total = total
+        self.users = users
+        self.progress = progress
+        self.empty: dict[str, bool] = {}
+        self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
+        self.ids: dict[tuple[str, str], Hit] = {}  # (user, id) -> what was written since the last commit
+        self.uncommitted = 0
+
+    def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
+        # one lookup per user of the slice: the stored sessions and the ids these messages may replace
+        wanted: dict[str, list[str]] = {}
+        for log_, _ in chunk:
+            u = log_.user_id
+            if u not in self.empty:
+                self.empty[u] = self.engine.count(u) == 0
+            if not self.empty[u] and (u, log_.session_id) not in self.sessions:
+                wanted.setdefault(u, []).append(log_.session_id)
+        states: dict[tuple[str, str], SessionState] = {}
+        for u, sids in wanted.items():
+            for sid, found in self.engine.session_states(u, list(dict.fromkeys(sids))).items():
+                states[(u, sid)] = found
+        ids: dict[str, list[str]] = {}
+        for log_, messages in chunk:
+            key = (log_.user_id, log_.session_id)
+            if not self.empty[log_.user_id]:
+                st = self.sessions.get(key) or states.get(key)
+                ids.setdefault(log_.user_id, []).extend(candidate_ids(log_.session_id, messages, st))
+        existing: dict[str, dict[str, Hit]] = {
+            u: {h.id: h for h in self.engine.get(u, list(dict.fromkeys(i)))} for u, i in ids.items() if i
+        }
+        batch = WriteBatch()
+        for log_, messages in chunk:
+            u, sid = log_.user_id, log_.session_id
+            key = (u, sid)
+            state = self.sessions.get(key) or states.get(key)
+            known = dict(existing.get(u, {}))
+            for i in candidate_ids(sid, messages, state):  # written earlier in this import
+                if (u, i) in self.ids:
+                    known[i] = self.ids[(u, i)]
+            res = resolve(
+                u, sid, messages, state=state, existing=known,
+                session_ms=log_.date, session_text=log_.date_text,
+            )  # fmt: skip
+            text = res.text
+            moved = self.path._moved_from(sid, res.records, known)
+            if text is None or moved:  # rebuilt from the stored turns: all of them committed first
+                self._commit(batch)
+                batch = WriteBatch()
+                if text is None:
+                    text = self.path._rebuilt_text(u, sid, res.records, known)
+            batch.records.extend(res.records)
+            batch.sessions.append(SessionDoc(u, sid, text, res.new))
+            if moved:
+                self._commit(batch)
+                batch = WriteBatch()
+                self.path._rewrite_sessions(u, moved)
+            last = max(res.records, key=lambda r: r.turn)
+            prior = state.tail if state is not None else None
+            tail = _as_hit(last) if prior is None or last.turn >= prior.turn else prior
+            self.sessions[key] = SessionState(tail, text)
+            for r in res.records:
+                self.ids[(u, r.id)] = _as_hit(r)
+            unique = len({r.id for r in res.records})
+            self.total.added += unique - res.replaced
+            self.total.replaced += res.replaced
+            self.total.sessions += 1
+            self.users.add(u)
+            self.uncommitted += len(res.records)
+            if self.progress is not None:
+                self.progress(len(res.records))
+        self.engine.write(batch)
+        if self.uncommitted >= _COMMIT_EVERY:
+            self._commit(WriteBatch())
+
+    def _commit(self, batch: WriteBatch) -> None:
+        if batch.records or batch.sessions:
+            self.engine.write(batch)
+        self.engine.commit()
+        self.sessions.clear()
+        self.ids.clear()
+        self.uncommitted = 0
+        self.empty = {u: False for u in self.empty}  # a user written to is no longer empty
+
+    def finish(self) -> None:
+        self._commit(WriteBatch())
