@@ -38,7 +38,9 @@ def test_the_shipped_jar_is_built_from_the_sources(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     built = _classes(tmp_path / "refind-lucene.jar")
     assert built, "the build made no classes"
-    assert built == _classes(ENGINE_JAR), "refind-lucene.jar is stale: run scripts/build-java.sh and commit it"
+    assert built == _classes(ENGINE_JAR), (
+        "refind-lucene.jar is stale: run scripts/build-java.sh and commit it"
+    )
 
 
 def test_the_engine_class_loads() -> None:

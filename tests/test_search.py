@@ -212,3 +212,11 @@ def test_search_validation(locomo: refind.Memory) -> None:
     assert locomo.search("", USER).evidence == []
     assert locomo.search("the of and", USER).evidence == []
     assert locomo.search("LGBTQ", "nobody").evidence == []  # another user's data never leaks
+
+
+def test_keyword_search_is_a_round_of_search_with_the_same_settings(locomo: refind.Memory) -> None:
+    for keywords in ("LGBTQ support group", "camping kids marshmallows", "adoption agencies"):
+        session = locomo.open_session(keywords, USER)
+        in_search = session.search(keywords)
+        alone = locomo.keyword_search(keywords, USER)
+        assert [b.model_dump() for b in alone] == [b.model_dump() for b in in_search], keywords

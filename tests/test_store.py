@@ -382,7 +382,7 @@ def test_concurrent_adds_share_commits_without_losing_or_mixing_turns(tmp_path: 
             assert [h.turn for h in turns] == list(range(16 * 3 * 2))  # no turn lost or written twice
             for a, b in zip(turns[::2], turns[1::2], strict=True):  # each add's two messages stay adjacent
                 assert a.content.replace("first", "") == b.content.replace("second", "")
-            text = m.store.session_states("u", [sid])[sid].text or ""
+            text = m.store.session_states({"u": [sid]})[("u", sid)].text or ""
             assert all(h.content in text for h in turns)  # the session document kept every message
             assert len(text.split("\n")) == len(turns)
         assert len(m.session("u", "dup")) == 6

@@ -9,8 +9,9 @@ Java and proves the protocol complete) and, for scale-out, OpenSearch.
 Who calls what:
 
 - the search rounds and the agents' session (:mod:`refind.search`): :class:`Reader`;
-- the write side (:mod:`refind.store.write`): :class:`Writer`, plus the reads it needs to resolve turns,
-  ids and session texts (:meth:`Writer.session_states`, :meth:`Reader.get`, :meth:`Writer.request_marker`);
+- the write side (:mod:`refind.store.write`): :class:`Writer`, whose reads (:meth:`Writer.session_states`,
+  :meth:`Writer.existing`, :meth:`Writer.session_turns`, :meth:`Writer.request_marker`) resolve turns, ids
+  and session texts, batched across users;
 - :class:`refind.Memory`: both, and the lifecycle of :class:`Engine`.
 
 Rules every engine keeps (and the contract suite checks):
@@ -27,7 +28,7 @@ Rules every engine keeps (and the contract suite checks):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -71,12 +72,17 @@ class Record:
 @dataclass(frozen=True, slots=True)
 class SessionDoc:
     """A session's whole text (its messages joined in turn order), indexed as one document for
-    session-level BM25. ``new``: the engine holds none for it yet. ``text=None`` removes it."""
+    session-level BM25. ``new``: the engine holds none for it yet. ``text=None`` removes it.
+
+    ``appended`` (a hint an engine may use to analyze each message once): when not None, ``text`` is its
+    first ``appended`` characters followed by the contents of this batch's records of this session, in
+    batch order, joined as :func:`refind.store.write.join_session` joins them."""
 
     user_id: str
     session_id: str
     text: str | None
     new: bool = False
+    appended: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,9 +185,18 @@ class Reader(Protocol):
 class Writer(Protocol):
     """The write side's calls. ``write`` then ``commit``: durable and visible when ``commit`` returns."""
 
-    def session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
-        """Each stored session's last turn and whole text (sessions not stored are absent), as of the
-        last commit."""
+    def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
+        """For ``wanted`` (user -> session ids): each stored session's last turn (with content) and whole
+        text, by (user, session); sessions not stored are absent. As of the last commit. One call for
+        many users: a bulk import asks once per slice."""
+        ...
+
+    def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
+        """For ``wanted`` (user -> message ids): the stored ones, by (user, id), without content."""
+        ...
+
+    def session_turns(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], list[Hit]]:
+        """For ``wanted`` (user -> session ids): every stored turn with content, in turn order."""
         ...
 
     def request_marker(self, user_id: str, request_id: str) -> str | None:

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,6 @@ _UPGRADABLE = (1, 2)
 ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
-_NO_LEGACY = -(2**63)  # Java's Long.MIN_VALUE: no message lacks its add time
 
 
 def _version() -> str:
@@ -352,17 +351,38 @@ class LuceneStore:
 
     # ------------------------------------------------------------------ writing
 
-    def session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
-        if not session_ids:
+    def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
+        wanted = {u: list(s) for u, s in wanted.items() if s}
+        if not wanted:
             return {}
         with self._java("search"):
-            out = self._reading().sessionStates(user_id, json.dumps(list(session_ids), ensure_ascii=False))
+            out = self._reading().sessionStates(json.dumps(wanted, ensure_ascii=False))
         states = {}
-        for sid, state in json.loads(str(out)).items():
-            tail = _hit(state["tail"]) if state["tail"] is not None else None
-            if tail is not None or state["text"] is not None:
-                states[str(sid)] = SessionState(tail=tail, text=state["text"])
+        for user, sessions in json.loads(str(out)).items():
+            for sid, state in sessions.items():
+                tail = _hit(state["tail"]) if state["tail"] is not None else None
+                states[(str(user), str(sid))] = SessionState(tail=tail, text=state["text"])
         return states
+
+    def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
+        wanted = {u: list(dict.fromkeys(i)) for u, i in wanted.items() if i}
+        if not wanted:
+            return {}
+        with self._java("search"):
+            out = self._reading().existing(json.dumps(wanted, ensure_ascii=False))
+        return {(str(u), h["id"]): _hit(h) for u, hits in json.loads(str(out)).items() for h in hits}
+
+    def session_turns(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], list[Hit]]:
+        wanted = {u: list(s) for u, s in wanted.items() if s}
+        if not wanted:
+            return {}
+        with self._java("search"):
+            out = self._reading().sessionTurns(json.dumps(wanted, ensure_ascii=False))
+        return {
+            (str(u), str(sid)): [_hit(h) for h in turns]
+            for u, sessions in json.loads(str(out)).items()
+            for sid, turns in sessions.items()
+        }
 
     def request_marker(self, user_id: str, request_id: str) -> str | None:
         with self._java("search"):
@@ -371,34 +391,29 @@ class LuceneStore:
 
     def write(self, batch: WriteBatch) -> None:
         engine = self._writable()
+        m = batch.marker
         body: dict[str, Any] = {
             "added": int(time.time() * 1000),  # one ingestion time for the batch and its marker
             "records": [
-                {
-                    "user_id": r.user_id,
-                    "session_id": r.session_id,
-                    "id": r.id,
-                    "turn": r.turn,
-                    "ts": r.timestamp,
-                    "role": r.role,
-                    "content": r.content,
-                    "speaker": r.speaker,
-                    "time_text": r.time_text,
-                    "replace": r.replace,
-                }
+                [
+                    r.user_id,
+                    r.session_id,
+                    r.id,
+                    r.turn,
+                    r.timestamp,
+                    r.role,
+                    r.content,
+                    r.speaker,
+                    r.time_text,
+                    r.replace,
+                ]
                 for r in batch.records
-            ],
+            ],  # fmt: skip
             "sessions": [
-                {"user_id": s.user_id, "session_id": s.session_id, "text": s.text, "new": s.new}
+                [s.user_id, s.session_id, s.text, s.new, -1 if s.appended is None else s.appended]
                 for s in batch.sessions
             ],
-            "marker": None
-            if batch.marker is None
-            else {
-                "user_id": batch.marker.user_id,
-                "request_id": batch.marker.request_id,
-                "payload": batch.marker.payload,
-            },
+            "marker": None if m is None else [m.user_id, m.request_id, m.payload],
         }
         with self._java("write"):
             engine.write(json.dumps(body, ensure_ascii=False))
@@ -415,9 +430,8 @@ class LuceneStore:
 
     def expire(self, cutoff_ms: int) -> Expired:
         engine = self._writable()
-        legacy = self._legacy_added if self._legacy_added is not None else _NO_LEGACY
         with self._java("delete"):
-            out = json.loads(str(engine.expire(int(cutoff_ms), int(legacy))))
+            out = json.loads(str(engine.expire(int(cutoff_ms))))
         return Expired(
             removed=int(out["removed"]),
             sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],

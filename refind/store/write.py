@@ -21,8 +21,9 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from refind.errors import RequestConflict
 from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
@@ -31,7 +32,7 @@ from refind.store.base import Engine, Marker, Record, SessionDoc, SessionState, 
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
 SESSION_JOIN = "\n"
-_SLICE_MESSAGES = 5_000  # messages resolved with one batched lookup per user during an import
+_SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
 _COMMIT_EVERY = 200_000  # messages between commits of an import
 
 
@@ -56,6 +57,17 @@ class Resolved:
     replaced: int
     text: str | None  # the session's new whole text, or None when it must be rebuilt from its turns
     new: bool  # the session had no document
+    appended: int | None = None  # text is text[:appended] + the records' contents (see SessionDoc)
+
+
+class _Known(Protocol):
+    """What resolution needs to know of a stored (or just written) message."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
 
 
 def resolve(
@@ -64,7 +76,7 @@ def resolve(
     messages: Sequence[Message],
     *,
     state: SessionState | None,
-    existing: dict[str, Hit],
+    existing: Mapping[str, _Known],
     session_ms: int | None = None,
     session_text: str | None = None,
     now_ms: int | None = None,
@@ -131,7 +143,22 @@ def resolve(
         return Resolved(records, replaced, None, state is None or state.text is None)
     before = state.text if state is not None and state.text else None
     text = join_session(([before] if before else []) + [r.content for r in records])
-    return Resolved(records, replaced, text, state is None or state.text is None)
+    prefix = len(before) + len(SESSION_JOIN) if before else 0
+    return Resolved(records, replaced, text, state is None or state.text is None, prefix)
+
+
+def rebuilt_text(stored: Sequence[Hit], records: Sequence[Record]) -> str:
+    """A session's text after ``records`` are written over its ``stored`` turns (by id), in turn order."""
+    by_id: dict[str, tuple[int, int, str]] = {h.id: (h.turn, i, h.content) for i, h in enumerate(stored)}
+    for i, r in enumerate(records):
+        by_id[r.id] = (r.turn, len(stored) + i, r.content)
+    return join_session(c for _, _, c in sorted(by_id.values()))
+
+
+def moved_from(session_id: str, records: Sequence[Record], existing: Mapping[str, _Known]) -> list[str]:
+    """Sessions that lose a message to a write of ``records`` (an id given again in another session)."""
+    ids = {r.id for r in records}
+    return sorted({h.session_id for i, h in existing.items() if i in ids and h.session_id != session_id})
 
 
 def _in_turn_order(records: Sequence[Record]) -> bool:
@@ -255,15 +282,40 @@ class WritePath:
         pending = self._pending.sessions.get((user_id, session_id))
         if pending is not None:
             return pending[1]
-        return self.engine.session_states(user_id, [session_id]).get(session_id)
+        return self.engine.session_states({user_id: [session_id]}).get((user_id, session_id))
 
     def _existing(self, user_id: str, ids: Sequence[str]) -> dict[str, Hit]:
-        found = {h.id: h for h in self.engine.get(user_id, ids)} if ids else {}
+        found = {i: h for (_, i), h in self.engine.existing({user_id: ids}).items()} if ids else {}
         for i in ids:
             written = self._pending.ids.get((user_id, i))
             if written is not None:
                 found[i] = written[1]
         return found
+
+    def _resolved(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        session_ms: int | None,
+        session_text: str | None,
+    ) -> tuple[Resolved, SessionState | None, dict[str, Hit], str]:
+        """Resolve one add against what is stored and pending; the session's new text included (rebuilt
+        from its committed turns when the add replaces or inserts: pending writes of the session are
+        committed first)."""
+        state = self._state(user_id, session_id)
+        existing = self._existing(user_id, candidate_ids(session_id, messages, state))
+        res = resolve(
+            user_id, session_id, messages, state=state, existing=existing,
+            session_ms=session_ms, session_text=session_text,
+        )  # fmt: skip
+        if res.text is not None:
+            return res, state, existing, res.text
+        if (user_id, session_id) in self._pending.sessions:
+            self._commit_now()
+            return self._resolved(user_id, session_id, messages, session_ms, session_text)
+        turns = self.engine.session_turns({user_id: [session_id]}).get((user_id, session_id), [])
+        return res, state, existing, rebuilt_text(turns, res.records)
 
     def _write_add(
         self,
@@ -277,29 +329,15 @@ class WritePath:
     ) -> tuple[int, int, int]:
         """Resolve and write one add without committing; (write generation, added, replaced). Holds the
         lock; the overlays keep the write visible to later adds until its commit lands."""
-        state = self._state(user_id, session_id)
-        existing = self._existing(user_id, candidate_ids(session_id, messages, state))
-        res = resolve(
-            user_id, session_id, messages, state=state, existing=existing,
-            session_ms=session_ms, session_text=session_text,
-        )  # fmt: skip
-        text = res.text
-        if text is None:  # a replacement or an insertion: the text comes from the stored turns
-            self._commit_now()  # ... all of them, committed
-            state = self._state(user_id, session_id)
-            existing = self._existing(user_id, candidate_ids(session_id, messages, state))
-            res = resolve(
-                user_id, session_id, messages, state=state, existing=existing,
-                session_ms=session_ms, session_text=session_text,
-            )  # fmt: skip
-            text = self._rebuilt_text(user_id, session_id, res.records, existing)
+        res, state, existing, text = self._resolved(user_id, session_id, messages, session_ms, session_text)
         marker = None
         if request_id is not None:
             payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
             marker = Marker(user_id, request_id, payload)
-        self.engine.write(WriteBatch(res.records, [SessionDoc(user_id, session_id, text, res.new)], marker))
+        doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
+        self.engine.write(WriteBatch(res.records, [doc], marker))
         self._gen += 1
-        moved = self._moved_from(session_id, res.records, existing)
+        moved = moved_from(session_id, res.records, existing)
         if moved:  # the sessions it left: their documents from their turns, once the move is committed
             self._commit_now()
             self._rewrite_sessions(user_id, moved)
@@ -316,29 +354,13 @@ class WritePath:
         unique = len({r.id for r in res.records})
         return gen, unique - res.replaced, res.replaced
 
-    def _rebuilt_text(
-        self, user_id: str, session_id: str, records: Sequence[Record], existing: dict[str, Hit]
-    ) -> str:
-        """The session's text after ``records``: its stored turns with these written over them (by id), in
-        turn order. Stored turns must all be committed."""
-        stored = self.engine.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
-        by_id: dict[str, tuple[int, int, str]] = {h.id: (h.turn, i, h.content) for i, h in enumerate(stored)}
-        for i, r in enumerate(records):
-            by_id[r.id] = (r.turn, len(stored) + i, r.content)
-        return join_session(c for _, _, c in sorted(by_id.values()))
-
-    def _moved_from(self, session_id: str, records: Sequence[Record], existing: dict[str, Hit]) -> list[str]:
-        """Sessions that lose a message to this write (an id given again in another session)."""
-        ids = {r.id for r in records}
-        return sorted({h.session_id for i, h in existing.items() if i in ids and h.session_id != session_id})
-
     def _rewrite_sessions(self, user_id: str, session_ids: Sequence[str]) -> None:
         """Write the documents of ``session_ids`` anew from their committed turns."""
+        turns = self.engine.session_turns({user_id: list(session_ids)})
         docs = []
-        for sid, turns in zip(
-            session_ids, self.engine.windows(user_id, [(s, 0, 2**31 - 1) for s in session_ids]), strict=True
-        ):
-            docs.append(SessionDoc(user_id, sid, join_session(h.content for h in turns) if turns else None))
+        for sid in session_ids:
+            left = turns.get((user_id, sid), [])
+            docs.append(SessionDoc(user_id, sid, join_session(h.content for h in left) if left else None))
         if docs:
             self.engine.write(WriteBatch(sessions=docs))
 
@@ -393,9 +415,12 @@ class WritePath:
         with self._lock:
             self._commit_now()
             run = _Import(self, total, users, progress)
-            for chunk in _slices(logs):
-                run.slice(chunk)
-            run.finish()
+            try:
+                for chunk in _slices(logs):
+                    run.slice(chunk)
+                run.finish()
+            finally:
+                run.writer.close()
         total.users = len(users)
         return total
 
@@ -423,24 +448,32 @@ class WritePath:
 
 
 def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
-    """The sessions (validated) in slices of about ``_SLICE_MESSAGES`` messages."""
+    """The sessions (validated) in slices of about ``_SLICE_MESSAGES`` messages; a session given twice
+    starts a new slice, so a slice holds each session once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
+    keys: set[tuple[str, str]] = set()
     n = 0
     for log_ in logs:
         check_id("user_id", log_.user_id)
         check_id("session_id", log_.session_id)
         messages = parse_messages(log_.messages)
+        key = (log_.user_id, log_.session_id)
+        if key in keys:
+            yield chunk
+            chunk, keys, n = [], set(), 0
         chunk.append((log_, messages))
+        keys.add(key)
         n += len(messages)
         if n >= _SLICE_MESSAGES:
             yield chunk
-            chunk, n = [], 0
+            chunk, keys, n = [], set(), 0
     if chunk:
         yield chunk
 
 
 class _Import:
-    """One bulk import's state: what it wrote since its last commit (sessions, ids), users known empty."""
+    """One bulk import: what it wrote since its last commit (sessions, ids) overlays what the engine
+    returns, since the engine shows only committed writes."""
 
     def __init__(
         self,
@@ -454,65 +487,78 @@ class _Import:
         self.total = total
         self.users = users
         self.progress = progress
-        self.empty: dict[str, bool] = {}
         self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
-        self.ids: dict[tuple[str, str], Hit] = {}  # (user, id) -> what was written since the last commit
+        self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
         self.uncommitted = 0
+        self.writer = _Pipeline(self.engine)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
-        # one lookup per user of the slice: the stored sessions and the ids these messages may replace
+        """Resolve and write one slice with two batched lookups (stored sessions, then the ids its
+        messages may replace), and one more for the turns of sessions it rewrites."""
         wanted: dict[str, list[str]] = {}
         for log_, _ in chunk:
-            u = log_.user_id
-            if u not in self.empty:
-                self.empty[u] = self.engine.count(u) == 0
-            if not self.empty[u] and (u, log_.session_id) not in self.sessions:
-                wanted.setdefault(u, []).append(log_.session_id)
-        states: dict[tuple[str, str], SessionState] = {}
-        for u, sids in wanted.items():
-            for sid, found in self.engine.session_states(u, list(dict.fromkeys(sids))).items():
-                states[(u, sid)] = found
-        ids: dict[str, list[str]] = {}
+            if (log_.user_id, log_.session_id) not in self.sessions:
+                wanted.setdefault(log_.user_id, []).append(log_.session_id)
+        stored = self.engine.session_states(wanted)
+
+        def state_of(key: tuple[str, str]) -> SessionState | None:
+            return self.sessions.get(key) or stored.get(key)
+
+        candidates: dict[str, list[str]] = {}
         for log_, messages in chunk:
             key = (log_.user_id, log_.session_id)
-            if not self.empty[log_.user_id]:
-                st = self.sessions.get(key) or states.get(key)
-                ids.setdefault(log_.user_id, []).extend(candidate_ids(log_.session_id, messages, st))
-        existing: dict[str, dict[str, Hit]] = {
-            u: {h.id: h for h in self.engine.get(u, list(dict.fromkeys(i)))} for u, i in ids.items() if i
+            candidates.setdefault(log_.user_id, []).extend(
+                candidate_ids(log_.session_id, messages, state_of(key))
+            )
+        found = self.engine.existing(candidates)
+        states = {
+            (log_.user_id, log_.session_id): state_of((log_.user_id, log_.session_id)) for log_, _ in chunk
         }
-        batch = WriteBatch()
+        resolved: list[tuple[SessionLog, Resolved, dict[str, _Known]]] = []
+        rebuild: dict[str, list[str]] = {}
         for log_, messages in chunk:
             u, sid = log_.user_id, log_.session_id
             key = (u, sid)
-            state = self.sessions.get(key) or states.get(key)
-            known = dict(existing.get(u, {}))
-            for i in candidate_ids(sid, messages, state):  # written earlier in this import
-                if (u, i) in self.ids:
+            known: dict[str, _Known] = {}
+            for i in candidate_ids(sid, messages, states[key]):
+                if (u, i) in self.ids:  # written earlier in this import
                     known[i] = self.ids[(u, i)]
+                elif (u, i) in found:
+                    known[i] = found[(u, i)]
             res = resolve(
-                u, sid, messages, state=state, existing=known,
+                u, sid, messages, state=states[key], existing=known,
                 session_ms=log_.date, session_text=log_.date_text,
             )  # fmt: skip
-            text = res.text
-            moved = self.path._moved_from(sid, res.records, known)
-            if text is None or moved:  # rebuilt from the stored turns: all of them committed first
-                self._commit(batch)
-                batch = WriteBatch()
-                if text is None:
-                    text = self.path._rebuilt_text(u, sid, res.records, known)
+            resolved.append((log_, res, known))
+            if res.text is None or moved_from(sid, res.records, known):
+                rebuild.setdefault(u, []).append(sid)
+        turns: dict[tuple[str, str], list[Hit]] = {}
+        if rebuild:  # rewritten sessions: from their stored turns, all of them committed
+            if any((u, sid) in self.sessions for u, sids in rebuild.items() for sid in sids) or any(
+                (log_.user_id, i) in self.ids for log_, res, known in resolved for i in known
+            ):
+                self._commit(WriteBatch())
+            turns = self.engine.session_turns(rebuild)
+        batch = WriteBatch()
+        moved: list[tuple[str, list[str]]] = []
+        for log_, res, known in resolved:
+            u, sid = log_.user_id, log_.session_id
+            key = (u, sid)
+            state = states[key]
+            text = res.text if res.text is not None else rebuilt_text(turns.get(key, []), res.records)
             batch.records.extend(res.records)
-            batch.sessions.append(SessionDoc(u, sid, text, res.new))
-            if moved:
-                self._commit(batch)
-                batch = WriteBatch()
-                self.path._rewrite_sessions(u, moved)
+            batch.sessions.append(
+                SessionDoc(u, sid, text, res.new, res.appended if text is res.text else None)
+            )
+            left = moved_from(sid, res.records, known)
+            if left:
+                moved.append((u, left))
             last = max(res.records, key=lambda r: r.turn)
             prior = state.tail if state is not None else None
             tail = _as_hit(last) if prior is None or last.turn >= prior.turn else prior
             self.sessions[key] = SessionState(tail, text)
             for r in res.records:
-                self.ids[(u, r.id)] = _as_hit(r)
+                self.ids[(u, r.id)] = r
             unique = len({r.id for r in res.records})
             self.total.added += unique - res.replaced
             self.total.replaced += res.replaced
@@ -521,18 +567,71 @@ class _Import:
             self.uncommitted += len(res.records)
             if self.progress is not None:
                 self.progress(len(res.records))
-        self.engine.write(batch)
+        self.writer.put(batch)
+        if moved:  # the sessions that lost a message: rewritten once the move is committed
+            self._commit(WriteBatch())
+            for u, left in moved:
+                self.path._rewrite_sessions(u, left)
         if self.uncommitted >= _COMMIT_EVERY:
             self._commit(WriteBatch())
 
     def _commit(self, batch: WriteBatch) -> None:
         if batch.records or batch.sessions:
-            self.engine.write(batch)
+            self.writer.put(batch)
+        self.writer.drain()
         self.engine.commit()
         self.sessions.clear()
         self.ids.clear()
         self.uncommitted = 0
-        self.empty = {u: False for u in self.empty}  # a user written to is no longer empty
 
     def finish(self) -> None:
         self._commit(WriteBatch())
+
+
+class _Pipeline:
+    """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
+    is resolved (the engine's Java calls release the GIL). ``drain`` waits until all are written and
+    raises what a write raised."""
+
+    def __init__(self, engine: Engine) -> None:
+        import queue
+
+        self.engine = engine
+        self.queue: queue.Queue[WriteBatch | None] = queue.Queue(maxsize=2)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="refind-import-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            batch = self.queue.get()
+            try:
+                if batch is not None and self.error is None:
+                    self.engine.write(batch)
+            except BaseException as exc:  # handed to the importing thread at its next put or drain
+                self.error = exc
+            finally:
+                self.queue.task_done()
+            if batch is None:
+                return
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def put(self, batch: WriteBatch) -> None:
+        self._raise()
+        if batch.records or batch.sessions or batch.marker is not None:
+            self.queue.put(batch)
+
+    def drain(self) -> None:
+        self.queue.join()
+        self._raise()
+
+    def close(self) -> None:
+        """Stop the thread once what is queued is written (a failed import may leave batches queued:
+        they are written, not committed)."""
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()

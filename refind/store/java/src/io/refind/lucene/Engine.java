@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
-import org.apache.lucene.analysis.custom.CustomAnalyzer;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
 import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.document.Document;
@@ -50,7 +49,6 @@ import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.ConstantScoreQuery;
-import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
@@ -157,18 +155,34 @@ public final class Engine implements Closeable {
     return org.apache.lucene.util.Version.LATEST.toString();
   }
 
-  private static Analyzer buildAnalyzer() throws IOException {
-    // UAX#29 keeps "title:kayak" as one word (':' is MidLetter); in chat text it is two
-    Map<String, String> colon = new HashMap<>();
-    colon.put("pattern", ":");
-    colon.put("replacement", " ");
-    CustomAnalyzer.Builder builder =
-        CustomAnalyzer.builder().addCharFilter("patternReplace", colon).withTokenizer("standard");
-    for (String name :
-        new String[] {"cjkWidth", "lowercase", "cjkBigram", "englishPossessive", "stop", "porterStem"}) {
-      builder.addTokenFilter(name);
-    }
-    return builder.build();
+  /**
+   * The analyzer chain (its name is recorded in refind.json): the standard tokenizer, then cjkWidth,
+   * lowercase, cjkBigram, englishPossessive, stop (Lucene's English set) and porterStem. Text reaches it
+   * through {@link #terms}, which first maps ':' to a space: UAX#29 keeps "title:kayak" one word (':' is
+   * MidLetter), in chat text it is two.
+   */
+  private static Analyzer buildAnalyzer() {
+    return new Analyzer() {
+      @Override
+      protected TokenStreamComponents createComponents(String fieldName) {
+        org.apache.lucene.analysis.standard.StandardTokenizer source =
+            new org.apache.lucene.analysis.standard.StandardTokenizer();
+        TokenStream ts = new org.apache.lucene.analysis.cjk.CJKWidthFilter(source);
+        ts = new org.apache.lucene.analysis.LowerCaseFilter(ts);
+        ts = new org.apache.lucene.analysis.cjk.CJKBigramFilter(ts);
+        ts = new org.apache.lucene.analysis.en.EnglishPossessiveFilter(ts);
+        ts = new org.apache.lucene.analysis.StopFilter(
+            ts, org.apache.lucene.analysis.en.EnglishAnalyzer.ENGLISH_STOP_WORDS_SET);
+        ts = new org.apache.lucene.analysis.en.PorterStemFilter(ts);
+        return new TokenStreamComponents(source, ts);
+      }
+
+      @Override
+      protected TokenStream normalize(String fieldName, TokenStream in) {
+        return new org.apache.lucene.analysis.LowerCaseFilter(
+            new org.apache.lucene.analysis.cjk.CJKWidthFilter(in));
+      }
+    };
   }
 
   // ------------------------------------------------------------------------------------------ analysis
@@ -183,7 +197,7 @@ public final class Engine implements Closeable {
     if (text == null || text.isBlank()) {
       return out;
     }
-    try (TokenStream ts = analyzer.tokenStream("contents", text)) {
+    try (TokenStream ts = analyzer.tokenStream("contents", text.replace(':', ' '))) {
       CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
       ts.reset();
       while (ts.incrementToken()) {
@@ -475,69 +489,118 @@ public final class Engine implements Closeable {
     }
   }
 
+  /** The query matching the messages of {@code wanted} (JSON: user -> [session ids]). */
+  private static Query sessionsOf(JsonNode wanted) {
+    BooleanQuery.Builder any = new BooleanQuery.Builder();
+    java.util.Iterator<Map.Entry<String, JsonNode>> users = wanted.fields();
+    while (users.hasNext()) {
+      Map.Entry<String, JsonNode> e = users.next();
+      List<String> sids = strings(e.getValue());
+      if (sids.isEmpty()) {
+        continue;
+      }
+      BooleanQuery.Builder one = new BooleanQuery.Builder();
+      one.add(new TermQuery(new Term("user_id", e.getKey())), Occur.FILTER);
+      one.add(termSet("session_id", sids), Occur.FILTER);
+      any.add(new ConstantScoreQuery(one.build()), Occur.SHOULD);
+    }
+    return any.build();
+  }
+
+  /** Every live document matching {@code query}, as global doc ids in index order (no scoring, no limit). */
+  private static List<Integer> allDocs(IndexSearcher searcher, Query query) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    org.apache.lucene.search.Weight w =
+        searcher.createWeight(searcher.rewrite(query), org.apache.lucene.search.ScoreMode.COMPLETE_NO_SCORES, 1f);
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      org.apache.lucene.search.Scorer scorer = w.scorer(leaf);
+      if (scorer == null) {
+        continue;
+      }
+      org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
+      org.apache.lucene.search.DocIdSetIterator it = scorer.iterator();
+      for (int d = it.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = it.nextDoc()) {
+        if (live == null || live.get(d)) {
+          out.add(leaf.docBase + d);
+        }
+      }
+    }
+    return out;
+  }
+
   /**
-   * What a writer needs to know of {@code user}'s sessions ({@code sessions}: a JSON list): a JSON object
-   * session -> {"tail": the last turn with content (or null), "text": the stored whole text (or null)}.
+   * What a writer needs to know of stored sessions ({@code wanted}: JSON user -> [session ids]): JSON user
+   * -> session -> {"tail": its last turn with content, or null; "text": its stored whole text, or null}.
+   * Sessions with neither are left out.
    */
-  public String sessionStates(String user, String sessions) throws IOException {
-    List<String> sids = strings(MAPPER.readTree(sessions));
+  public String sessionStates(String wanted) throws IOException {
+    JsonNode want = MAPPER.readTree(wanted);
     IndexSearcher searcher = manager.acquire();
     StringWriter out = new StringWriter();
     try (JsonGenerator g = JSON.createGenerator(out)) {
-      g.writeStartObject();
-      if (!sids.isEmpty()) {
-        // the last turn of each: one pass over the sessions' messages, reading turn doc values
-        BooleanQuery.Builder b = new BooleanQuery.Builder();
-        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
-        b.add(termSet("session_id", sids), Occur.FILTER);
-        Map<String, int[]> tail = new HashMap<>(); // session -> {turn, global doc}
-        org.apache.lucene.search.Weight w =
-            searcher.createWeight(
-                searcher.rewrite(b.build()), org.apache.lucene.search.ScoreMode.COMPLETE_NO_SCORES, 1f);
-        for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-          org.apache.lucene.search.Scorer scorer = w.scorer(leaf);
-          if (scorer == null) {
-            continue;
-          }
-          SortedDocValues sdv = DocValues.getSorted(leaf.reader(), "session_id");
-          NumericDocValues tdv = DocValues.getNumeric(leaf.reader(), "turn");
-          org.apache.lucene.search.DocIdSetIterator it = scorer.iterator();
-          org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
-          for (int d = it.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS;
-              d = it.nextDoc()) {
-            if (live != null && !live.get(d)) {
-              continue;
-            }
-            String sid = sdv.advanceExact(d) ? sdv.lookupOrd(sdv.ordValue()).utf8ToString() : "";
-            int turn = tdv.advanceExact(d) ? (int) tdv.longValue() : 0;
-            int[] best = tail.get(sid);
-            if (best == null || turn > best[0]) {
-              tail.put(sid, new int[] {turn, leaf.docBase + d});
-            }
-          }
+      // the last turn of each: one pass over the sessions' messages, reading doc values
+      Map<String, int[]> tail = new HashMap<>(); // user SEP session -> {turn, global doc}
+      List<Integer> docs = allDocs(searcher, sessionsOf(want));
+      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+      int leafIndex = -1;
+      SortedDocValues users = null;
+      SortedDocValues sessions = null;
+      NumericDocValues turns = null;
+      LeafReaderContext leaf = null;
+      for (int global : docs) { // in index order: doc values read forwards
+        int li = ReaderUtil.subIndex(global, leaves);
+        if (li != leafIndex) {
+          leafIndex = li;
+          leaf = leaves.get(li);
+          users = DocValues.getSorted(leaf.reader(), "user_dv");
+          sessions = DocValues.getSorted(leaf.reader(), "session_id");
+          turns = DocValues.getNumeric(leaf.reader(), "turn");
         }
-        Map<String, String> texts = new HashMap<>();
-        List<String> textKeys = new ArrayList<>();
-        for (String sid : sids) {
-          textKeys.add(SEP + "session-text" + SEP + user + SEP + sid);
+        int d = global - leaf.docBase;
+        String u = users.advanceExact(d) ? users.lookupOrd(users.ordValue()).utf8ToString() : "";
+        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
+        int turn = turns.advanceExact(d) ? (int) turns.longValue() : 0;
+        int[] best = tail.get(u + SEP + sid);
+        if (best == null || turn > best[0]) {
+          tail.put(u + SEP + sid, new int[] {turn, global});
         }
+      }
+      List<String> textKeys = new ArrayList<>();
+      java.util.Iterator<Map.Entry<String, JsonNode>> it = want.fields();
+      while (it.hasNext()) {
+        Map.Entry<String, JsonNode> e = it.next();
+        for (String sid : strings(e.getValue())) {
+          textKeys.add(SEP + "session-text" + SEP + e.getKey() + SEP + sid);
+        }
+      }
+      Map<String, String> texts = new HashMap<>();
+      if (!textKeys.isEmpty()) {
         TopDocs tops = searcher.search(termSet("key", textKeys), textKeys.size());
         StoredFields stored = searcher.storedFields();
         for (ScoreDoc sd : tops.scoreDocs) {
           Document d = stored.document(sd.doc);
-          texts.put(d.get("t_session"), d.get("s_text"));
+          texts.put(d.get("t_user") + SEP + d.get("t_session"), d.get("s_text"));
         }
-        for (String sid : sids) {
+      }
+      g.writeStartObject();
+      it = want.fields();
+      while (it.hasNext()) {
+        Map.Entry<String, JsonNode> e = it.next();
+        g.writeObjectFieldStart(e.getKey());
+        for (String sid : new java.util.LinkedHashSet<>(strings(e.getValue()))) {
+          String k = e.getKey() + SEP + sid;
+          int[] best = tail.get(k);
+          String text = texts.get(k);
+          if (best == null && text == null) {
+            continue;
+          }
           g.writeObjectFieldStart(sid);
-          int[] best = tail.get(sid);
           g.writeFieldName("tail");
           if (best == null) {
             g.writeNull();
           } else {
-            List<Hit> hs = read(searcher, new ScoreDoc[] {new ScoreDoc(best[1], 0f)}, true);
-            hs.get(0).write(g);
+            read(searcher, new ScoreDoc[] {new ScoreDoc(best[1], 0f)}, true).get(0).write(g);
           }
-          String text = texts.get(sid);
           if (text == null) {
             g.writeNullField("text");
           } else {
@@ -545,6 +608,95 @@ public final class Engine implements Closeable {
           }
           g.writeEndObject();
         }
+        g.writeEndObject();
+      }
+      g.writeEndObject();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /**
+   * Which of the ids in {@code wanted} (JSON user -> [message ids]) are stored: JSON user -> [hits without
+   * content (id, session, turn, time, role)].
+   */
+  public String existing(String wanted) throws IOException {
+    JsonNode want = MAPPER.readTree(wanted);
+    List<String> keys = new ArrayList<>();
+    java.util.Iterator<Map.Entry<String, JsonNode>> it = want.fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      for (String id : strings(e.getValue())) {
+        keys.add(e.getKey() + SEP + id);
+      }
+    }
+    StringWriter out = new StringWriter();
+    IndexSearcher searcher = manager.acquire();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      if (!keys.isEmpty()) {
+        List<Integer> docs = allDocs(searcher, termSet("key", keys));
+        ScoreDoc[] sds = new ScoreDoc[docs.size()];
+        for (int i = 0; i < sds.length; i++) {
+          sds[i] = new ScoreDoc(docs.get(i), 0f);
+        }
+        List<Hit> hits = read(searcher, sds, false);
+        String[] users = sortedValues(searcher, sds, "user_dv");
+        Map<String, List<Hit>> byUser = new LinkedHashMap<>();
+        for (int i = 0; i < sds.length; i++) {
+          byUser.computeIfAbsent(users[i], x -> new ArrayList<>()).add(hits.get(i));
+        }
+        for (Map.Entry<String, List<Hit>> e : byUser.entrySet()) {
+          g.writeArrayFieldStart(e.getKey());
+          for (Hit h : e.getValue()) {
+            h.write(g);
+          }
+          g.writeEndArray();
+        }
+      }
+      g.writeEndObject();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /**
+   * Every stored turn of the sessions in {@code wanted} (JSON user -> [session ids]), with content: JSON
+   * user -> session -> [hits in turn order].
+   */
+  public String sessionTurns(String wanted) throws IOException {
+    JsonNode want = MAPPER.readTree(wanted);
+    StringWriter out = new StringWriter();
+    IndexSearcher searcher = manager.acquire();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      List<Integer> docs = allDocs(searcher, sessionsOf(want));
+      ScoreDoc[] sds = new ScoreDoc[docs.size()];
+      for (int i = 0; i < sds.length; i++) {
+        sds[i] = new ScoreDoc(docs.get(i), 0f);
+      }
+      List<Hit> hits = read(searcher, sds, true);
+      String[] users = sortedValues(searcher, sds, "user_dv");
+      Map<String, Map<String, List<Hit>>> grouped = new LinkedHashMap<>();
+      for (int i = 0; i < sds.length; i++) {
+        grouped
+            .computeIfAbsent(users[i], x -> new LinkedHashMap<>())
+            .computeIfAbsent(hits.get(i).session, x -> new ArrayList<>())
+            .add(hits.get(i));
+      }
+      g.writeStartObject();
+      for (Map.Entry<String, Map<String, List<Hit>>> u : grouped.entrySet()) {
+        g.writeObjectFieldStart(u.getKey());
+        for (Map.Entry<String, List<Hit>> e : u.getValue().entrySet()) {
+          e.getValue().sort(Comparator.comparingInt(h -> h.turn));
+          g.writeArrayFieldStart(e.getKey());
+          for (Hit h : e.getValue()) {
+            h.write(g);
+          }
+          g.writeEndArray();
+        }
+        g.writeEndObject();
       }
       g.writeEndObject();
     } finally {
@@ -713,6 +865,8 @@ public final class Engine implements Closeable {
   private static final class MessageDoc {
     final StringField key = new StringField("key", "", Field.Store.NO);
     final StringField kind = new StringField("kind", "m", Field.Store.NO);
+    // fields keep the structure older formats gave them (Lucene refuses a change within an index): the id
+    // is still indexed, as format 1 did, and "added" still has doc values, as format 2 did
     final StringField id = new StringField("id", "", Field.Store.NO);
     final BinaryDocValuesField idDv = new BinaryDocValuesField("id", new BytesRef()); // for pyserini
     final StringField user = new StringField("user_id", "", Field.Store.NO);
@@ -727,7 +881,8 @@ public final class Engine implements Closeable {
     final NumericDocValuesField addedDv = new NumericDocValuesField("added", 0);
     final StringField role = new StringField("role", "", Field.Store.NO);
     final SortedDocValuesField roleDv = new SortedDocValuesField("role_dv", new BytesRef());
-    final TextField contents = new TextField("contents", "", Field.Store.NO);
+    final TermsStream terms = new TermsStream();
+    final Field contents = new Field("contents", terms, TextField.TYPE_NOT_STORED);
     final StoredField raw = new StoredField("raw", "");
     final Document doc = new Document();
 
@@ -741,13 +896,18 @@ public final class Engine implements Closeable {
       }
     }
 
-    void fill(JsonNode r, long added) throws IOException {
-      String u = r.get("user_id").asText();
-      String i = r.get("id").asText();
-      String s = r.get("session_id").asText();
-      String ro = r.get("role").asText();
-      int t = r.get("turn").asInt();
-      long ts = r.get("ts").asLong();
+    /**
+     * Sets every field for record {@code r} (JSON [user, session, id, turn, ts, role, content, speaker,
+     * time_text, replace]) whose content was analyzed into {@code analyzed}.
+     */
+    void fill(JsonNode r, String[] analyzed, long added) throws IOException {
+      String u = r.get(0).asText();
+      String s = r.get(1).asText();
+      String i = r.get(2).asText();
+      int t = r.get(3).asInt();
+      long ts = r.get(4).asLong();
+      String ro = r.get(5).asText();
+      String content = r.get(6).asText();
       key.setStringValue(u + SEP + i);
       id.setStringValue(i);
       idDv.setBytesValue(new BytesRef(i));
@@ -763,8 +923,8 @@ public final class Engine implements Closeable {
       addedDv.setLongValue(added);
       role.setStringValue(ro);
       roleDv.setBytesValue(new BytesRef(ro));
-      contents.setStringValue(r.get("content").asText());
-      StringWriter w = new StringWriter();
+      terms.set(analyzed);
+      StringWriter w = new StringWriter(content.length() + 96);
       try (JsonGenerator g = JSON.createGenerator(w)) {
         g.writeStartObject();
         g.writeStringField("id", i);
@@ -772,16 +932,64 @@ public final class Engine implements Closeable {
         g.writeNumberField("turn", t);
         g.writeNumberField("ts", ts);
         g.writeStringField("role", ro);
-        g.writeStringField("content", r.get("content").asText());
-        if (r.hasNonNull("speaker") && !r.get("speaker").asText().isEmpty()) {
-          g.writeStringField("speaker", r.get("speaker").asText());
+        g.writeStringField("content", content);
+        if (!r.get(7).isNull() && !r.get(7).asText().isEmpty()) {
+          g.writeStringField("speaker", r.get(7).asText());
         }
-        if (r.hasNonNull("time_text")) {
-          g.writeStringField("time_text", r.get("time_text").asText());
+        if (!r.get(8).isNull()) {
+          g.writeStringField("time_text", r.get(8).asText());
         }
         g.writeEndObject();
       }
       raw.setStringValue(w.toString());
+    }
+  }
+
+  /** A token stream over terms analyzed once (a message's, or a session's made of its messages'). */
+  private static final class TermsStream extends TokenStream {
+    private final CharTermAttribute term = addAttribute(CharTermAttribute.class);
+    private List<String[]> parts = List.of();
+    private int part;
+    private int index;
+
+    private String[] only;
+
+    void set(List<String[]> parts) {
+      this.parts = parts;
+      this.only = null;
+    }
+
+    void set(String[] terms) {
+      this.only = terms;
+    }
+
+    @Override
+    public boolean incrementToken() {
+      clearAttributes();
+      if (only != null) {
+        if (index < only.length) {
+          term.setEmpty().append(only[index++]);
+          return true;
+        }
+        return false;
+      }
+      while (part < parts.size()) {
+        String[] p = parts.get(part);
+        if (index < p.length) {
+          term.setEmpty().append(p[index++]);
+          return true;
+        }
+        part++;
+        index = 0;
+      }
+      return false;
+    }
+
+    @Override
+    public void reset() throws IOException {
+      super.reset();
+      part = 0;
+      index = 0;
     }
   }
 
@@ -792,42 +1000,62 @@ public final class Engine implements Closeable {
   }
 
   /**
-   * Writes one batch (JSON: "records", "sessions", optional "marker", "added") without committing: the
-   * records (a record with "replace" true replaces the message with its id), each session's whole-text
-   * documents ("new" true: the session had none), and the request marker. {@link #commit} makes everything
-   * written so far durable and visible.
+   * Writes one batch without committing. JSON: {"added": ms, "records": [[user, session, id, turn, ts,
+   * role, content, speaker, time_text, replace], ...], "sessions": [[user, session, text, new, appended],
+   * ...], "marker": [user, request id, payload] or null}. A record with replace true replaces the message
+   * with its id. A session's text (null: remove its documents) is indexed whole, or, when {@code appended}
+   * is n >= 0, as the analysis of its first n characters followed by this batch's records of that session
+   * (the text being those characters and their contents joined): every message is analyzed once. {@link
+   * #commit} makes everything written so far durable and visible.
    */
   public void write(String batch) throws IOException {
     checkWritable();
     JsonNode b = MAPPER.readTree(batch);
     long added = b.get("added").asLong();
+    JsonNode records = b.get("records");
+    String[][] analyzed = new String[records.size()][];
+    Map<String, List<String[]>> bySession = new HashMap<>();
+    for (int i = 0; i < records.size(); i++) { // analysis needs no lock
+      JsonNode r = records.get(i);
+      analyzed[i] = terms(r.get(6).asText()).toArray(new String[0]);
+      bySession.computeIfAbsent(r.get(0).asText() + SEP + r.get(1).asText(), k -> new ArrayList<>()).add(analyzed[i]);
+    }
     synchronized (writeLock) {
-      for (JsonNode r : b.get("records")) {
-        doc.fill(r, added);
-        if (r.path("replace").asBoolean(true)) {
-          writer.updateDocument(
-              new Term("key", r.get("user_id").asText() + SEP + r.get("id").asText()), doc.doc);
+      for (int i = 0; i < records.size(); i++) {
+        JsonNode r = records.get(i);
+        doc.fill(r, analyzed[i], added);
+        if (r.get(9).asBoolean(true)) {
+          writer.updateDocument(new Term("key", r.get(0).asText() + SEP + r.get(2).asText()), doc.doc);
         } else {
           writer.addDocument(doc.doc);
         }
       }
       for (JsonNode s : b.path("sessions")) {
-        String user = s.get("user_id").asText();
-        String sid = s.get("session_id").asText();
-        if (s.hasNonNull("text")) {
-          writeSession(user, sid, s.get("text").asText(), !s.path("new").asBoolean(false));
-        } else {
+        String user = s.get(0).asText();
+        String sid = s.get(1).asText();
+        if (s.get(2).isNull()) {
           deleteSession(user, sid);
+          continue;
         }
+        String text = s.get(2).asText();
+        int appended = s.get(4).asInt(-1);
+        List<String[]> parts = null;
+        if (appended >= 0) {
+          parts = new ArrayList<>();
+          parts.add(terms(text.substring(0, Math.min(appended, text.length()))).toArray(new String[0]));
+          parts.addAll(bySession.getOrDefault(user + SEP + sid, List.of()));
+        }
+        writeSession(user, sid, text, parts, !s.get(3).asBoolean(false));
       }
       JsonNode m = b.get("marker");
       if (m != null && !m.isNull()) {
-        writeMarker(m.get("user_id").asText(), m.get("request_id").asText(), m.get("payload").asText(), added);
+        writeMarker(m.get(0).asText(), m.get(1).asText(), m.get(2).asText(), added);
       }
     }
   }
 
-  private void writeSession(String user, String sid, String text, boolean update) throws IOException {
+  private void writeSession(String user, String sid, String text, List<String[]> analyzed, boolean update)
+      throws IOException {
     String key = SEP + "session" + SEP + user + SEP + sid;
     String textKey = SEP + "session-text" + SEP + user + SEP + sid;
     Document d = new Document();
@@ -836,11 +1064,18 @@ public final class Engine implements Closeable {
     d.add(new StringField("s_user", user, Field.Store.NO));
     d.add(new StringField("s_session", sid, Field.Store.NO));
     d.add(new SortedDocValuesField("s_session_dv", new BytesRef(sid)));
-    d.add(new TextField("s_contents", text, Field.Store.NO));
+    TermsStream stream = new TermsStream();
+    if (analyzed == null) {
+      stream.set(terms(text).toArray(new String[0]));
+    } else {
+      stream.set(analyzed);
+    }
+    d.add(new Field("s_contents", stream, TextField.TYPE_NOT_STORED));
     Document t = new Document();
     t.add(new StringField("key", textKey, Field.Store.NO));
     t.add(new StringField("kind", "t", Field.Store.NO));
     t.add(new StringField("s_user", user, Field.Store.NO));
+    t.add(new StoredField("t_user", user));
     t.add(new StoredField("t_session", sid));
     t.add(new StoredField("s_text", text));
     if (update) {
@@ -900,21 +1135,15 @@ public final class Engine implements Closeable {
   }
 
   /**
-   * Retention, without committing: deletes every message and request marker added before {@code cutoff}
-   * (those without an "added" field count as added at {@code legacyAdded}; Long.MIN_VALUE: never). Returns
-   * JSON {"removed": n, "sessions": [[user, session, [remaining turns' contents in turn order]], ...]} for
-   * every session that lost a message, so the caller can rewrite their session documents before committing.
+   * Retention, without committing: deletes every message and request marker added before {@code cutoff}.
+   * Returns JSON {"removed": n, "sessions": [[user, session, [remaining turns' contents in turn order]],
+   * ...]} for every session that lost a message, so the caller can rewrite their session documents before
+   * committing.
    */
-  public String expire(long cutoff, long legacyAdded) throws IOException {
+  public String expire(long cutoff) throws IOException {
     checkWritable();
     BooleanQuery.Builder old = new BooleanQuery.Builder();
     old.add(LongPoint.newRangeQuery("added", Long.MIN_VALUE, cutoff - 1), Occur.SHOULD);
-    if (legacyAdded != Long.MIN_VALUE && legacyAdded < cutoff) {
-      BooleanQuery.Builder legacy = new BooleanQuery.Builder();
-      legacy.add(new MatchAllDocsQuery(), Occur.MUST);
-      legacy.add(new FieldExistsQuery("added"), Occur.MUST_NOT);
-      old.add(legacy.build(), Occur.SHOULD);
-    }
     Query expired = old.build();
     Query messages = kindAnd("m", expired);
     Query markers = kindAnd("r", expired);
@@ -982,9 +1211,9 @@ public final class Engine implements Closeable {
   }
 
   /**
-   * Rewrites every message and request marker of an older format in this one, from what it stored
-   * (messages: "raw"; markers: their key and payload); those without an "added" time get {@code
-   * legacyAdded}. Not committed. Returns how many documents were rewritten.
+   * Rewrites every message, session text and request marker of an older format in this one, from what it
+   * stored (messages: "raw"; markers: their key and payload); those without an "added" time (format 1)
+   * get {@code legacyAdded}. Not committed. Returns how many documents were rewritten.
    */
   public long upgrade(long legacyAdded) throws IOException {
     checkWritable();
@@ -1004,21 +1233,18 @@ public final class Engine implements Closeable {
             NumericDocValues added = leaf.reader().getNumericDocValues("added");
             int d = sd.doc - leaf.docBase;
             long when = added != null && added.advanceExact(d) ? added.longValue() : legacyAdded;
-            com.fasterxml.jackson.databind.node.ObjectNode r = MAPPER.createObjectNode();
-            r.put("user_id", old.get("user_id"));
-            r.put("session_id", raw.get("session_id").asText());
-            r.put("id", raw.get("id").asText());
-            r.put("turn", raw.get("turn").asInt());
-            r.put("ts", raw.get("ts").asLong());
-            r.put("role", raw.get("role").asText());
-            r.put("content", raw.get("content").asText());
-            if (raw.hasNonNull("speaker")) {
-              r.put("speaker", raw.get("speaker").asText());
-            }
-            if (raw.hasNonNull("time_text")) {
-              r.put("time_text", raw.get("time_text").asText());
-            }
-            doc.fill(r, when);
+            com.fasterxml.jackson.databind.node.ArrayNode r = MAPPER.createArrayNode();
+            r.add(old.get("user_id"));
+            r.add(raw.get("session_id").asText());
+            r.add(raw.get("id").asText());
+            r.add(raw.get("turn").asInt());
+            r.add(raw.get("ts").asLong());
+            r.add(raw.get("role").asText());
+            r.add(raw.get("content").asText());
+            r.add(raw.hasNonNull("speaker") ? raw.get("speaker").asText() : null);
+            r.add(raw.hasNonNull("time_text") ? raw.get("time_text").asText() : null);
+            r.add(true);
+            doc.fill(r, terms(raw.get("content").asText()).toArray(new String[0]), when);
             writer.updateDocument(new Term("key", old.get("user_id") + SEP + raw.get("id").asText()), doc.doc);
             n++;
           }
@@ -1039,7 +1265,7 @@ public final class Engine implements Closeable {
                 continue;
               }
               String[] parts = key.substring(textPrefix.length()).split(SEP, 2);
-              writeSession(parts[0], parts[1], stored.document(top.scoreDocs[0].doc).get("s_text"), true);
+              writeSession(parts[0], parts[1], stored.document(top.scoreDocs[0].doc).get("s_text"), null, true);
               n++;
             }
           }
