@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import refind
 from refind import io
+from refind.loaders import sync
 from refind.models import to_epoch_ms
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -114,7 +115,7 @@ def test_chatgpt_import_search_reimport_and_a_newer_export(tmp_path: Path, mem: 
     assert (first.format, first.sessions, first.added, first.replaced) == ("chatgpt", 3, 15, 0)
     assert first.users == ["me"] and first.unchanged == 0 and first.files == 1
     assert first.skipped["unreadable_conversations"] == 1 and len(first.problems) == 1
-    assert Path(first.state or "") == Path(mem.path or "") / io.sync.STATE_FILE
+    assert Path(first.state or "") == Path(mem.path or "") / sync.STATE_FILE
     assert mem.count("me") == 15
     result = mem.search("why does my sourdough starter smell like acetone?", "me", now="2024-03-10")
     assert "6612f0a1-1111-4c1e-9e0a-000000000001" in {e.session_id for e in result.evidence}

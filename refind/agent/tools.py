@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from refind.errors import InvalidInput
 from refind.models import Evidence, SearchResult, Turn, to_epoch_ms
@@ -25,8 +25,22 @@ from refind.render import render_block
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens, truncate_to_tokens
 
-if TYPE_CHECKING:
-    from refind.memory import Memory
+
+class SessionOpener(Protocol):
+    """What a dispatcher needs from a memory (:class:`refind.Memory` is one): a search session for one
+    question of one user, with the memory's settings. Agents get a session, never the memory itself."""
+
+    def open_session(
+        self,
+        question: str,
+        user_id: str,
+        *,
+        now: int | None = ...,
+        top_k: int | None = ...,
+        window: int | None = ...,
+        agent: str = ...,
+    ) -> SearchSession: ...
+
 
 __all__ = [
     "FINISH_TOOL",
@@ -215,7 +229,7 @@ class ToolDispatcher:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: SessionOpener,
         user_id: str,
         *,
         now: int | float | str | datetime | date | None = None,
@@ -405,7 +419,7 @@ class ToolDispatcher:
 
 
 def _open_session(
-    memory: Memory,
+    memory: SessionOpener,
     user_id: str,
     question: str,
     *,
@@ -414,7 +428,7 @@ def _open_session(
     window: int | None,
     label: str,
 ) -> SearchSession:
-    """A SearchSession set up the way :meth:`Memory.search` sets one up (the memory's settings)."""
+    """A SearchSession set up the way ``Memory.search`` sets one up (the memory's settings)."""
     if not isinstance(user_id, str) or not user_id.strip():
         raise InvalidInput("user_id: expected a non-empty string")
     try:

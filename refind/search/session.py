@@ -6,7 +6,8 @@ import time
 from collections.abc import Iterable
 from typing import Literal
 
-from refind.models import Evidence, Hit, RoundTrace, SearchResult, Turn
+from refind.evidence import merge_blocks
+from refind.models import Evidence, Hit, RoundTrace, SearchResult
 from refind.render import order_evidence, pack, render
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Reader
@@ -307,25 +308,3 @@ def _parse_block_id(block_id: str) -> tuple[str, int, int] | None:
     if not sep or not dash or not lo.isdigit() or not hi.isdigit():
         return None
     return sid, int(lo), int(hi)
-
-
-def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
-    """One block for two overlapping or adjacent blocks of the same session."""
-    turns: dict[int, Turn] = {t.turn: t for t in a.turns}
-    for t in b.turns:
-        if t.turn in turns:
-            turns[t.turn] = turns[t.turn].model_copy(update={"matched": turns[t.turn].matched or t.matched})
-        else:
-            turns[t.turn] = t
-    ordered = [turns[k] for k in sorted(turns)]
-    return Evidence(
-        id=f"{a.session_id}#{ordered[0].turn}-{ordered[-1].turn}",
-        session_id=a.session_id,
-        session_date=min(a.session_date, b.session_date),
-        session_date_text=a.session_date_text if a.session_date <= b.session_date else b.session_date_text,
-        turns=ordered,
-        score=max(a.score, b.score),
-        rounds=sorted(set(a.rounds) | set(b.rounds)),
-        noted=a.noted or b.noted,
-        terms=list(dict.fromkeys([*a.terms, *b.terms])),
-    )

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.io._base import DEFAULT_USER, Skipped
-from refind.io.chatgpt import iter_chatgpt
-from refind.io.claude import iter_claude
-from refind.io.claude_code import ClaudeCodeCursor, read_claude_code, session_files
-from refind.io.datasets import iter_locomo, iter_longmemeval
-from refind.io.detect import FORMAT_NAMES, FORMATS, Format, conversations_file, detect_format
-from refind.io.jsonl import read_jsonl
+from refind.loaders._base import DEFAULT_USER, Skipped
+from refind.loaders.chatgpt import iter_chatgpt
+from refind.loaders.claude import iter_claude
+from refind.loaders.claude_code import ClaudeCodeCursor, read_claude_code, session_files
+from refind.loaders.datasets import iter_locomo, iter_longmemeval
+from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, conversations_file, detect_format
+from refind.loaders.jsonl import read_jsonl
 from refind.models import Message, SessionLog
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refind.io._base import (
+from refind.loaders._base import (
     DEFAULT_USER,
     ImportedSession,
     clip,

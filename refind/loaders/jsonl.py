@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from refind.errors import InvalidInput
-from refind.io._base import message, parse_date, read_lines
+from refind.loaders._base import message, parse_date, read_lines
 from refind.models import Message, SessionLog
 
 __all__ = ["iter_jsonl", "read_jsonl"]

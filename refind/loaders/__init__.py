@@ -6,10 +6,10 @@ Personal histories (stored under the user id ``"me"`` unless told otherwise; ses
 :class:`ImportedSession`, with the conversation's title):
 
 - ``chatgpt``: a ChatGPT data export, ``conversations.json`` or the export ``.zip``
-  (:mod:`refind.io.chatgpt`): one session per conversation, the thread that ends at ``current_node``.
-- ``claude``: a Claude.ai data export, ``conversations.json`` or the ``.zip`` (:mod:`refind.io.claude`).
+  (:mod:`refind.loaders.chatgpt`): one session per conversation, the thread that ends at ``current_node``.
+- ``claude``: a Claude.ai data export, ``conversations.json`` or the ``.zip`` (:mod:`refind.loaders.claude`).
 - ``claude-code``: Claude Code session logs, ``~/.claude/projects/<project>/<session>.jsonl`` or a
-  directory of them (:mod:`refind.io.claude_code`): text verbatim, tool calls and results as compact
+  directory of them (:mod:`refind.loaders.claude_code`): text verbatim, tool calls and results as compact
   lines, sidechains in sessions of their own.
 
 Benchmarks and your own data:
@@ -40,14 +40,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from refind.errors import InvalidInput
-from refind.io._base import DEFAULT_USER, ImportedSession, Skipped, read_json
-from refind.io.chatgpt import iter_chatgpt
-from refind.io.claude import iter_claude
-from refind.io.claude_code import ClaudeCodeCursor, iter_claude_code, read_claude_code
-from refind.io.datasets import iter_locomo, iter_longmemeval
-from refind.io.detect import FORMAT_NAMES, FORMATS, Format, detect_format
-from refind.io.jsonl import iter_jsonl
-from refind.io.sync import ImportSummary, default_state_path, import_path, watch
+from refind.loaders._base import DEFAULT_USER, ImportedSession, Skipped, read_json
+from refind.loaders.chatgpt import iter_chatgpt
+from refind.loaders.claude import iter_claude
+from refind.loaders.claude_code import ClaudeCodeCursor, iter_claude_code, read_claude_code
+from refind.loaders.datasets import iter_locomo, iter_longmemeval
+from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, detect_format
+from refind.loaders.jsonl import iter_jsonl
+from refind.loaders.sync import ImportSummary, default_state_path, import_path, watch
 from refind.models import SessionLog
 
 __all__ = [

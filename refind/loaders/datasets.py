@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from refind.errors import InvalidInput
-from refind.io._base import message, parse_date, read_json
+from refind.loaders._base import message, parse_date, read_json
 from refind.models import SessionLog
 
 __all__ = ["iter_locomo", "iter_longmemeval"]

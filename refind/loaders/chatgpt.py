@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from refind.errors import InvalidInput
-from refind.io._base import (
+from refind.loaders._base import (
     DEFAULT_USER,
     ImportedSession,
     clip,

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from refind.errors import InvalidInput
-from refind.io._base import keys_of
-from refind.io.claude_code import session_files
+from refind.loaders._base import keys_of
+from refind.loaders.claude_code import session_files
 
 __all__ = ["FORMAT_NAMES", "Format", "conversations_file", "detect_format"]
 
