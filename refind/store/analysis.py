@@ -48,6 +48,7 @@ _WORDY = regex.compile(
     r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}\p{WB=Numeric}\p{WB=Katakana}\p{Script=Han}\p{Script=Hiragana}"
     r"\p{Line_Break=SA}\p{Extended_Pictographic}\p{Regional_Indicator}]"
 )
+_ASCII_WORDY = regex.compile(r"[A-Za-z0-9]")
 _EXTEND = r"[\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}]*"
 # the token types CJKBigramFilter pairs up (what the tokenizer types IDEOGRAPHIC, HIRAGANA, KATAKANA, HANGUL)
 _CJK_TYPED = regex.compile(
@@ -93,32 +94,45 @@ def _tokens(text: str) -> list[tuple[str, int, int, bool]]:
     """(token, start, end, CJK-typed) for the standard tokenizer's tokens, after width folding and
     lowercasing."""
     out: list[tuple[str, int, int, bool]] = []
+    # without these two, lowercasing the whole text first is Java's per-code-point mapping and keeps offsets
+    simple = not any(c in text for c in _NOT_SIMPLE_LOWER)
+    src = (text.lower() if simple else text).replace(":", " ")
+    lower: Callable[[str], str] = str if simple else _lower  # str(t) is t
     pos = 0
     sa_start = sa_end = -1  # a Southeast Asian run being joined
 
     def flush_sa() -> None:
         nonlocal sa_start
         if sa_start >= 0:
-            out.append((_lower(text[sa_start:sa_end]), sa_start, sa_end, False))
+            out.append((lower(src[sa_start:sa_end]), sa_start, sa_end, False))
             sa_start = -1
 
-    for seg in _BOUNDARY.split(text.replace(":", " ")):
+    for seg in _BOUNDARY.split(src):
         start, pos = pos, pos + len(seg)
-        if not seg or not _WORDY.search(seg):
-            continue
-        if _SOUTHEAST_ASIAN.fullmatch(seg):  # UAX#29 breaks these scripts everywhere; Lucene keeps runs
-            if sa_start < 0 or sa_end != start:
-                flush_sa()
-                sa_start = start
-            sa_end = pos
-            continue
-        flush_sa()
-        cjk = _CJK_TYPED.fullmatch(seg) is not None
+        if seg.isascii():  # the common case: no CJK, no width folding, no Southeast Asian script
+            if not seg.isalnum() and (seg.isspace() or not _ASCII_WORDY.search(seg)):
+                continue
+            flush_sa()
+            if simple and len(seg) <= MAX_TOKEN_LENGTH:
+                out.append((seg, start, pos, False))
+                continue
+            cjk = False
+        else:
+            if not _WORDY.search(seg):
+                continue
+            if _SOUTHEAST_ASIAN.fullmatch(seg):  # UAX#29 breaks these scripts everywhere; Lucene keeps runs
+                if sa_start < 0 or sa_end != start:
+                    flush_sa()
+                    sa_start = start
+                sa_end = pos
+                continue
+            flush_sa()
+            cjk = _CJK_TYPED.fullmatch(seg) is not None
         for i in range(0, len(seg), MAX_TOKEN_LENGTH):
             piece = seg[i : i + MAX_TOKEN_LENGTH]
             if _NEEDS_WIDTH_FOLD.search(piece):
                 piece = _fold_width(piece)
-            out.append((_lower(piece), start + i, min(start + i + MAX_TOKEN_LENGTH, pos), cjk))
+            out.append((lower(piece), start + i, min(start + i + MAX_TOKEN_LENGTH, pos), cjk))
     flush_sa()
     return out
 
@@ -167,7 +181,6 @@ def _load_stemmer() -> Callable[[str], str]:
         return _stemmer
 
 
-@lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     stem = _stemmer or _load_stemmer()
     if word.isascii() or all(ord(c) < 0x10000 for c in word):
@@ -178,20 +191,19 @@ def _stem(word: str) -> str:
     return stem(split).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
-def _strip_possessive(term: str) -> str:
-    if len(term) >= 2 and term[-1] in "sS" and term[-2] in "'\u2019\uff07":
-        return term[:-2]
-    return term
+@lru_cache(maxsize=200_000)
+def _term(token: str) -> str | None:
+    """The index term of one token after the bigram filter: possessive removed, stop words dropped
+    (None), stemmed."""
+    if len(token) >= 2 and token[-1] in "sS" and token[-2] in "'\u2019\uff07":
+        token = token[:-2]
+    if token in ENGLISH_STOP_WORDS:
+        return None
+    return _stem(token)
 
 
 def analyze(text: str) -> list[str]:
     """The index terms of ``text``, in order (repeats kept), as Lucene's chain gives them."""
     if not text or text.isspace():
         return []
-    terms = []
-    for term in _bigrams(_tokens(text)):
-        term = _strip_possessive(term)
-        if term in ENGLISH_STOP_WORDS:
-            continue
-        terms.append(_stem(term))
-    return terms
+    return [t for t in map(_term, _bigrams(_tokens(text))) if t is not None]
