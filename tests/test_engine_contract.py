@@ -809,7 +809,7 @@ def test_the_reference_analyzer_gives_lucenes_terms_on_real_text(
         "I love 🍕 and ❤️ 👍🏽 👨‍👩‍👧 #1 © 🇺🇸", "ภาษาไทย ok", "ｶﾞｷﾞ ｶﾀｶﾅ ＡＢＣ１２３ ｈｅｌｌｏ　ｗｏｒｌｄ",
         "東京:大阪 東京です カタカナ 한국어 한국어abc ひらがな 時々 〆切 〇〇 ラーメン", "ΟΔΟΣ İstanbul straße ǅ",
         "a_b 1,000 1.5k 10:30am v2.0 C++ C# .NET node.js co-op e-mail john@example.com http://x.com/a?b=c",
-        "x" + "a" * 600, "x²  ½ ① ⅷ ñandú café naïve résumé", "it's it’s 's s", "डिजिटल हिंदी مرحبا שלום Привет",
+        "x" + "a" * 600, "x²  ½ ① ⅷ ñandú café naïve résumé", "it's it’s 's s", "𝐚s 𝐛𝐜ing 𠀀𠀁", "डिजिटल हिंदी مرحبا שלום Привет",
     ]  # fmt: skip
     assert len(texts) > 4000
     mismatched = [(t, lucene.store.analyze(t), reference.store.analyze(t)) for t in texts
