@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from refind.config import Settings
@@ -152,6 +152,15 @@ class _Field:
         self.doc_count -= 1
         self.total_terms -= sum(tf.values())
 
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def _norm_cache(k1: float, b: float, avgdl: float) -> list[float]:
+        """BM25Similarity's table: 1 / (k1 (1 - b + b dl / avgdl)) for each length norm byte."""
+        return [
+            _f32(1.0 / _f32(k1 * _f32(_f32(1.0 - b) + _f32(_f32(b * length) / avgdl))))
+            for length in _LENGTH_TABLE
+        ]
+
     def scorers(
         self, bag: Sequence[tuple[str, int]], k1: float, b: float
     ) -> list[tuple[str, float, list[float]]]:
@@ -159,12 +168,7 @@ class _Field:
         computes them (in float32)."""
         if self.doc_count == 0:
             return []
-        k1, b = _f32(k1), _f32(b)
-        avgdl = _f32(self.total_terms / self.doc_count)
-        cache = [
-            _f32(1.0 / _f32(k1 * _f32(_f32(1.0 - b) + _f32(_f32(b * length) / avgdl))))
-            for length in _LENGTH_TABLE
-        ]
+        cache = self._norm_cache(_f32(k1), _f32(b), _f32(self.total_terms / self.doc_count))
         out = []
         for term, boost in bag:
             n = len(self.postings.get(term, ()))
