@@ -40,12 +40,16 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def locomo(shared_data: Path) -> Iterator[refind.Memory]:
-    """One real LoCoMo conversation (conv-26) in an in-memory index, shared by a test module."""
+@pytest.fixture(scope="module", params=["reference", "lucene"])
+def locomo(
+    request: pytest.FixtureRequest, shared_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[refind.Memory]:
+    """One real LoCoMo conversation (conv-26) in an in-memory index, shared by a test module: once in the
+    reference engine, once in Lucene's (tests/engines.py), for the tests of what sits above the engine."""
     from refind.io import iter_locomo
+    from tests.engines import engine_memory
 
-    mem = refind.Memory.in_memory()
+    mem = engine_memory(request.param, tmp_path_factory.mktemp("locomo"))
     mem.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == "conv-26")
     yield mem
     mem.close()

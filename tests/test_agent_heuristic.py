@@ -1,4 +1,5 @@
-"""The offline HeuristicAgent and its keyword extraction, on a real LoCoMo conversation."""
+"""The offline HeuristicAgent and its keyword extraction, on a real LoCoMo conversation (in the reference
+engine and in Lucene: the agent's plans and results are the same over any engine)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import refind
 from refind.agent.keywords import extract_keywords, quoted_phrases
 from refind.io import iter_locomo
 from refind.models import to_epoch_ms
+from tests.engines import engine_memory
 
 USER = "conv-26"
 NOW = "2023-11-01T12:00:00Z"
 
 
-@pytest.fixture(scope="module")
-def mem(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[refind.Memory]:
-    m = refind.Memory(tmp_path_factory.mktemp("agent") / "index")
+@pytest.fixture(scope="module", params=["reference", "lucene-disk"])
+def mem(
+    request: pytest.FixtureRequest, shared_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[refind.Memory]:
+    m = engine_memory(request.param, tmp_path_factory.mktemp("agent"))
     m.import_sessions(s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id == USER)
     yield m
     m.close()

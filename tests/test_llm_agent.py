@@ -1,5 +1,6 @@
-"""LLMAgent end to end: the real openai client over real HTTP to a scripted fake server, a real Lucene
-index holding one LoCoMo conversation. Retries, timeouts, corrections, fallback, budgets, configuration."""
+"""LLMAgent end to end: the real openai client over real HTTP to a scripted fake server, an index holding
+one LoCoMo conversation (the reference engine and Lucene, conftest's ``locomo``). Retries, timeouts,
+corrections, fallback, budgets, configuration."""
 
 from __future__ import annotations
 

@@ -4,13 +4,14 @@ and on a real index holding a megabyte-long message."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-import refind
 from refind.models import Evidence, SearchResult, Turn
 from refind.render import CUT, excerpt, pack, render
 from refind.tokens import count_tokens
+from tests.engines import engine_memory
 
 
 def _turn(i: int, text: str, matched: bool = False, role: str = "user") -> Turn:
@@ -94,9 +95,10 @@ def test_pack_takes_every_hit_before_any_context_and_keeps_session_order() -> No
     assert pack(blocks, full + 5) == blocks  # everything fits: unchanged
 
 
-def test_a_megabyte_message_in_a_real_index_is_searchable_and_bounded() -> None:
+@pytest.mark.parametrize("engine", ["reference", "lucene"])
+def test_a_megabyte_message_in_a_real_index_is_searchable_and_bounded(engine: str, tmp_path: Path) -> None:
     huge = _noise(180_000) + " the lighthouse keeper painted the door teal " + _noise(180_000, seed=11)
-    with refind.Memory.in_memory() as m:
+    with engine_memory(engine, tmp_path) as m:
         m.add("u", "s", [
             {"role": "user", "content": "which colour did the lighthouse keeper choose?"},
             {"role": "assistant", "content": huge},

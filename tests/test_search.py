@@ -1,4 +1,7 @@
-"""One search round and the search session on real data: fusion, windows, read-set, evidence order."""
+"""One search round and the search session on real data: fusion, windows, read-set, evidence order.
+
+Every test with an index runs on the reference engine and on Lucene (tests/engines.py): what they check is
+the search layer's, the same over any engine."""
 
 from __future__ import annotations
 
@@ -12,13 +15,21 @@ from refind.io import iter_locomo
 from refind.models import Hit
 from refind.render import order_evidence, render
 from refind.search import Fusion, SearchSession, fuse
+from tests.engines import engine_memory
 
 USER = "conv-26"
 
 
+@pytest.fixture(scope="module", params=["reference", "lucene-disk"])
+def engine_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def locomo(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[refind.Memory]:
-    mem = refind.Memory(tmp_path_factory.mktemp("locomo") / "index")
+def locomo(
+    engine_name: str, shared_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[refind.Memory]:
+    mem = engine_memory(engine_name, tmp_path_factory.mktemp("locomo"))
     mem.import_sessions(
         s for s in iter_locomo(shared_data / "locomo10_dev.json") if s.user_id in {USER, "conv-30"}
     )
@@ -177,11 +188,13 @@ def test_to_text_packs_hits_first_then_the_nearest_context(locomo: refind.Memory
         assert capped.to_text() == text
 
 
-def test_session_dates_render_at_the_source_granularity(locomo: refind.Memory) -> None:
+def test_session_dates_render_at_the_source_granularity(
+    locomo: refind.Memory, engine_name: str, tmp_path: Path
+) -> None:
     result = locomo.search("adoption agencies", USER)
     text = result.to_text()
     assert "| 3:31 pm on 23 August, 2023]" in text or "| 1:14 pm on 25 May, 2023]" in text
-    with refind.Memory.in_memory() as m:
+    with engine_memory(engine_name, tmp_path) as m:
         m.add("u", "s", [{"role": "user", "content": "moving to Porto"}], session_time="March 2024")
         assert "[session s | March 2024]" in m.search("Porto", "u").to_text()
         m.add(
@@ -220,3 +233,14 @@ def test_keyword_search_is_a_round_of_search_with_the_same_settings(locomo: refi
         in_search = session.search(keywords)
         alone = locomo.keyword_search(keywords, USER)
         assert [b.model_dump() for b in alone] == [b.model_dump() for b in in_search], keywords
+
+
+def test_a_round_expands_every_hit_it_selects(
+    engine_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """top_k may be 1000: a round then asks the engine for up to 1000 windows in one call."""
+    with engine_memory(engine_name, tmp_path) as m:
+        texts = [f"zebra sighting number {i}" if i % 2 == 0 else "nothing to see" for i in range(1400)]
+        m.add("u", "s", [{"role": "user", "content": t} for t in texts])
+        blocks = m.keyword_search("zebra", "u", top_k=1000, window=0)
+        assert len(blocks) == 700 and all(len(b.turns) == 1 and b.turns[0].matched for b in blocks)

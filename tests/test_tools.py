@@ -1,5 +1,6 @@
-"""refind.tools: the OpenAI schemas and the dispatcher, as a user's own agent would use them (real Lucene,
-real LoCoMo data, and for the tool loop the real openai client against the fake server)."""
+"""refind.tools: the OpenAI schemas and the dispatcher, as a user's own agent would use them (real LoCoMo
+data in the reference engine and in Lucene, and for the tool loop the real openai client against the fake
+server)."""
 
 from __future__ import annotations
 

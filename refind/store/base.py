@@ -17,9 +17,14 @@ Who calls what:
 Rules every engine keeps (and the contract suite checks):
 
 - every read takes the user id and never returns another user's data; there is no cross-user query;
+- user, session, message and request ids are valid ids (:func:`refind.models.id_problem`: no control
+  characters); the facade and the write path check them, so an engine may rely on it (the Lucene engine
+  joins ids with U+001F in its keys);
 - query text is analyzed into terms (lowercased, English stop words dropped, English stemming, CJK text
   as bigrams; at most 64 distinct terms, a repeated term weighing more), never parsed as query syntax;
 - filters (:class:`Filters`) apply before the top ``k``; ``exclude_*`` are the caller's read-set;
+- ties (equal scores, equal times in :meth:`Reader.browse`) come in insertion order, a replaced message
+  counting as inserted when it was replaced (Lucene's doc-id order), so searches are deterministic;
 - a record whose id exists (per user) replaces that message; ``write`` + ``commit`` is durable and visible
   to the next read once ``commit`` returns, and nothing written is visible before (a read never sees an
   add that a crash could still undo);
@@ -122,7 +127,9 @@ class Expired:
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """Constraints applied before ranking. Times are inclusive epoch ms; ``exclude_ids`` are message ids."""
+    """Constraints applied before ranking. Times are inclusive epoch ms; ``exclude_ids`` are message ids.
+    ``session_ids`` and ``roles`` restrict to the ones listed (an empty list admits nothing; roles match
+    in any case, stored roles being lowercase); empty ``exclude_*`` exclude nothing."""
 
     time_from: int | None = None
     time_to: int | None = None
@@ -154,7 +161,8 @@ class Reader(Protocol):
         ...
 
     def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
-        """For each ``(session_id, first_turn, last_turn)`` the stored turns in that range, in turn order."""
+        """For each ``(session_id, first_turn, last_turn)`` (any number of spans) the stored turns in that
+        range, in turn order; a range is clamped to turns ``0 .. 2**31 - 1``, an empty one gives ``[]``."""
         ...
 
     def browse(
@@ -230,5 +238,6 @@ class Engine(Reader, Writer, Protocol):
     read_only: bool
 
     def close(self) -> None:
-        """Release the engine (and any lock it holds). Idempotent."""
+        """Release the engine (and any lock it holds). Idempotent. Commits nothing: what was written and not
+        committed is dropped, never made durable."""
         ...

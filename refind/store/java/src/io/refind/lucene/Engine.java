@@ -125,6 +125,7 @@ public final class Engine implements Closeable {
         // merges of adjacent segments only: documents keep insertion order, so equal-score hits come back in
         // the same order however many commits built the index
         config.setMergePolicy(new LogByteSizeMergePolicy());
+        config.setCommitOnClose(false); // what was written but not committed was never acknowledged
         this.writer = new IndexWriter(directory, config);
         if (!DirectoryReader.indexExists(directory)) {
           writer.commit(); // an empty but valid index, so read-only openers find one
@@ -377,46 +378,72 @@ public final class Engine implements Closeable {
    */
   public String windows(String user, String spans) throws IOException {
     JsonNode list = MAPPER.readTree(spans);
-    BooleanQuery.Builder any = new BooleanQuery.Builder();
-    int total = 0;
-    int n = 0;
-    for (JsonNode span : list) {
-      long lo = Math.max(span.get(1).asLong(), 0);
-      long hi = Math.min(span.get(2).asLong(), Integer.MAX_VALUE);
-      if (hi < lo) {
-        continue;
-      }
-      total += (int) Math.min(hi - lo + 1, 100_000);
-      BooleanQuery.Builder one = new BooleanQuery.Builder();
-      one.add(new TermQuery(new Term("session_id", span.get(0).asText())), Occur.FILTER);
-      one.add(IntPoint.newRangeQuery("turn", (int) lo, (int) hi), Occur.FILTER);
-      any.add(one.build(), Occur.SHOULD);
-      n++;
-    }
     List<List<Hit>> grouped = new ArrayList<>();
     for (int i = 0; i < list.size(); i++) {
       grouped.add(new ArrayList<>());
     }
-    if (n > 0 && n <= IndexSearcher.getMaxClauseCount()) {
-      BooleanQuery.Builder b = new BooleanQuery.Builder();
-      b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
-      b.add(new ConstantScoreQuery(any.build()), Occur.MUST);
-      IndexSearcher searcher = manager.acquire();
-      try {
-        TopDocs top = searcher.search(b.build(), Math.max(1, Math.min(total, 100_000)));
-        List<Hit> hits = read(searcher, top.scoreDocs, true);
-        for (Hit h : hits) {
-          for (int i = 0; i < list.size(); i++) {
+    // spans of one session in one clause; sessions in chunks, each query within Lucene's clause limit
+    Map<String, List<Integer>> bySession = new LinkedHashMap<>();
+    for (int i = 0; i < list.size(); i++) {
+      JsonNode span = list.get(i);
+      if (Math.min(span.get(2).asLong(), Integer.MAX_VALUE) >= Math.max(span.get(1).asLong(), 0)) {
+        bySession.computeIfAbsent(span.get(0).asText(), k -> new ArrayList<>()).add(i);
+      }
+    }
+    // chunks of sessions, each query within Lucene's clause limit (it counts nested clauses too)
+    List<List<String>> chunks = new ArrayList<>();
+    int budget = IndexSearcher.getMaxClauseCount() - 8;
+    int used = budget;
+    for (String sid : bySession.keySet()) {
+      int cost = 3 + Math.min(bySession.get(sid).size(), 64);
+      if (used + cost > budget) {
+        chunks.add(new ArrayList<>());
+        used = 0;
+      }
+      chunks.get(chunks.size() - 1).add(sid);
+      used += cost;
+    }
+    IndexSearcher searcher = manager.acquire();
+    try {
+      for (List<String> sessionsInChunk : chunks) {
+        BooleanQuery.Builder any = new BooleanQuery.Builder();
+        for (String sid : sessionsInChunk) {
+          BooleanQuery.Builder ranges = new BooleanQuery.Builder();
+          if (bySession.get(sid).size() > 64) { // very many spans in one session: all its turns, sorted below
+            ranges.add(new MatchAllDocsQuery(), Occur.SHOULD);
+          } else {
+            for (int i : bySession.get(sid)) {
+              JsonNode span = list.get(i);
+              int lo = (int) Math.max(span.get(1).asLong(), 0);
+              int hi = (int) Math.min(span.get(2).asLong(), Integer.MAX_VALUE);
+              ranges.add(IntPoint.newRangeQuery("turn", lo, hi), Occur.SHOULD);
+            }
+          }
+          BooleanQuery.Builder one = new BooleanQuery.Builder();
+          one.add(new TermQuery(new Term("session_id", sid)), Occur.FILTER);
+          one.add(ranges.build(), Occur.FILTER);
+          any.add(one.build(), Occur.SHOULD);
+        }
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+        b.add(new ConstantScoreQuery(any.build()), Occur.MUST);
+        List<Integer> docs = allDocs(searcher, b.build());
+        ScoreDoc[] sds = new ScoreDoc[docs.size()];
+        for (int i = 0; i < sds.length; i++) {
+          sds[i] = new ScoreDoc(docs.get(i), 0f);
+        }
+        for (Hit h : read(searcher, sds, true)) {
+          h.score = 0f; // a lookup: nothing is ranked
+          for (int i : bySession.getOrDefault(h.session, List.of())) {
             JsonNode span = list.get(i);
-            if (span.get(0).asText().equals(h.session) && span.get(1).asLong() <= h.turn
-                && h.turn <= span.get(2).asLong()) {
+            if (span.get(1).asLong() <= h.turn && h.turn <= span.get(2).asLong()) {
               grouped.get(i).add(h);
             }
           }
         }
-      } finally {
-        manager.release(searcher);
       }
+    } finally {
+      manager.release(searcher);
     }
     StringWriter out = new StringWriter();
     try (JsonGenerator g = JSON.createGenerator(out)) {

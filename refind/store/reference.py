@@ -1,0 +1,591 @@
+"""ReferenceStore: the engine protocol (:mod:`refind.store.base`) in pure Python, in memory (DESIGN §8).
+
+What it is for: search, agent and evidence logic tested without Java, and a second engine that keeps the
+protocol honest (``tests/test_engine_contract.py`` runs the same suite over it and the Lucene engine). It
+never starts a JVM: it imports nothing from :mod:`refind.store.lucene` or :mod:`refind.store._jvm`.
+
+It follows ``io.refind.lucene.Engine`` wherever the protocol leaves a choice open:
+
+- **analysis**: :func:`refind.store.analysis.analyze`, the terms of Lucene's chain;
+- **queries**: the analyzed terms as a bag of words (the 64 most frequent distinct terms, ties by first
+  occurrence; a term given n times weighs n times), filters before the top ``k``;
+- **BM25**: Lucene's ``BM25Similarity`` (``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, ``tf / (tf + k1 (1 - b +
+  b dl / avgdl))`` with its float32 arithmetic and its one-byte length norms), statistics index-wide: N,
+  n and the average length over every user's messages, and separately over session documents;
+- **order**: equal scores by insertion order (Lucene's doc ids); a replaced message counts as inserted
+  when it was replaced; browse by time, then insertion order;
+- **visibility**: writes are buffered until :meth:`commit`, which applies them in order (a retention
+  sweep's deletes apply to what was written before it, as Lucene's delete-by-query does).
+
+What differs, and why (docs/store.md): statistics count live messages only, where Lucene's also count
+replaced or deleted documents until their segment is merged; nothing is durable past the process; there is
+no read-only mode (no directory to share).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import struct
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from pathlib import Path
+
+from refind.config import Settings
+from refind.errors import StoreClosed
+from refind.models import Hit
+from refind.store.analysis import analyze as _analyze
+from refind.store.base import MAX_QUERY_TERMS, Expired, Filters, Record, SessionState, WriteBatch
+
+__all__ = ["ReferenceStore"]
+
+_MAX_TURN = 2**31 - 1
+_F32 = struct.Struct("f")
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to the nearest float32 (Java's ``float``)."""
+    return float(_F32.unpack(_F32.pack(x))[0])
+
+
+def _long_to_int4(i: int) -> int:
+    bits = i.bit_length()
+    if bits < 4:
+        return i
+    shift = bits - 4
+    return ((i >> shift) & 0x07) | ((shift + 1) << 3)
+
+
+def _int4_to_long(i: int) -> int:
+    bits = i & 0x07
+    shift = (i >> 3) - 1
+    return bits if shift == -1 else (bits | 0x08) << shift
+
+
+_NUM_FREE_VALUES = 255 - _long_to_int4(2**31 - 1)
+
+
+def _int_to_byte4(i: int) -> int:
+    """Lucene's ``SmallFloat.intToByte4``: the one-byte norm BM25 stores for a field of ``i`` terms."""
+    return i if i < _NUM_FREE_VALUES else _NUM_FREE_VALUES + _long_to_int4(i - _NUM_FREE_VALUES)
+
+
+def _byte4_to_int(b: int) -> int:
+    return b if b < _NUM_FREE_VALUES else _NUM_FREE_VALUES + _int4_to_long(b - _NUM_FREE_VALUES)
+
+
+_LENGTH_TABLE = [float(_byte4_to_int(i)) for i in range(256)]
+
+
+def _bag(terms: Sequence[str]) -> list[tuple[str, int]]:
+    """The distinct terms, most frequent first (ties: first seen), at most MAX_QUERY_TERMS."""
+    counts = Counter(terms)  # insertion-ordered: first occurrence
+    return sorted(counts.items(), key=lambda e: -e[1])[:MAX_QUERY_TERMS]
+
+
+@dataclass(slots=True)
+class _Doc:
+    """One message document: the record, its add time, its analyzed contents."""
+
+    seq: int
+    user_id: str
+    session_id: str
+    id: str
+    turn: int
+    ts: int
+    role: str
+    content: str
+    speaker: str | None
+    time_text: str | None
+    added: int
+    tf: dict[str, int]
+    norm: int  # the length norm byte, as Lucene encodes it
+
+    def hit(self, score: float = 0.0, content: bool = True) -> Hit:
+        if not content:
+            return Hit.model_construct(
+                id=self.id, session_id=self.session_id, turn=self.turn, timestamp=self.ts, role=self.role,
+                speaker=None, content="", score=score, time_text=None,
+            )  # fmt: skip
+        return Hit.model_construct(
+            id=self.id, session_id=self.session_id, turn=self.turn, timestamp=self.ts, role=self.role,
+            speaker=self.speaker or None, content=self.content, score=score, time_text=self.time_text,
+        )  # fmt: skip
+
+
+@dataclass(slots=True)
+class _SessionDoc:
+    seq: int
+    text: str
+    tf: dict[str, int]
+    norm: int
+
+
+@dataclass(slots=True)
+class _Field:
+    """One scored field's postings and index-wide statistics (messages' contents, or session texts)."""
+
+    postings: dict[str, set[int]] = field(default_factory=dict)  # term -> seqs (index-wide)
+    doc_count: int = 0  # documents with at least one term
+    total_terms: int = 0
+
+    def add(self, seq: int, tf: dict[str, int]) -> None:
+        if not tf:
+            return
+        for term in tf:
+            self.postings.setdefault(term, set()).add(seq)
+        self.doc_count += 1
+        self.total_terms += sum(tf.values())
+
+    def remove(self, seq: int, tf: dict[str, int]) -> None:
+        if not tf:
+            return
+        for term in tf:
+            seqs = self.postings[term]
+            seqs.discard(seq)
+            if not seqs:
+                del self.postings[term]
+        self.doc_count -= 1
+        self.total_terms -= sum(tf.values())
+
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def _norm_cache(k1: float, b: float, avgdl: float) -> list[float]:
+        """BM25Similarity's table: 1 / (k1 (1 - b + b dl / avgdl)) for each length norm byte."""
+        return [
+            _f32(1.0 / _f32(k1 * _f32(_f32(1.0 - b) + _f32(_f32(b * length) / avgdl))))
+            for length in _LENGTH_TABLE
+        ]
+
+    def scorers(
+        self, bag: Sequence[tuple[str, int]], k1: float, b: float
+    ) -> list[tuple[str, float, list[float]]]:
+        """For each bag term held by some document: (term, weight, 1/norm cache), as BM25Similarity
+        computes them (in float32)."""
+        if self.doc_count == 0:
+            return []
+        cache = self._norm_cache(_f32(k1), _f32(b), _f32(self.total_terms / self.doc_count))
+        out = []
+        for term, boost in bag:
+            n = len(self.postings.get(term, ()))
+            if n == 0:
+                continue
+            idf = _f32(math.log(1 + (self.doc_count - n + 0.5) / (n + 0.5)))
+            out.append((term, _f32(boost * idf), cache))
+        return out
+
+
+def _score(tf: dict[str, int], norm: int, scorers: Sequence[tuple[str, float, list[float]]]) -> float:
+    total = 0.0
+    for term, weight, cache in scorers:
+        freq = tf.get(term)
+        if freq:
+            total += _f32(weight - _f32(weight / _f32(1.0 + _f32(freq * cache[norm]))))
+    return _f32(total)
+
+
+def _within(seqs: set[int], mine: dict[int, None]) -> set[int]:
+    """The documents of ``seqs`` that are also in ``mine`` (walking the smaller of the two)."""
+    if len(seqs) <= len(mine):
+        return {s for s in seqs if s in mine}
+    return {s for s in mine if s in seqs}
+
+
+def _norm(tf: dict[str, int]) -> int:
+    return _int_to_byte4(sum(tf.values()))
+
+
+class ReferenceStore:
+    """The pure-Python, in-memory engine (the :class:`~refind.store.base.Engine` protocol).
+
+    ``ReferenceStore()`` is empty; ``settings`` gives BM25's ``k1`` and ``b``. Safe to use from many threads
+    (one lock). ``refind.Memory("reference://")`` opens one.
+    """
+
+    location = "reference://"
+
+    def __init__(self, *, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.path: Path | None = None
+        self.read_only = False
+        self._k1 = float(self.settings.bm25_k1)
+        self._b = float(self.settings.bm25_b)
+        self._lock = threading.RLock()
+        self._closed = False
+        self._seq = 0
+        self._pending: list[Callable[[], None]] = []  # buffered writes, applied in order by commit
+        # committed state
+        self._docs: dict[int, _Doc] = {}  # seq -> message, in insertion order
+        self._by_key: dict[tuple[str, str], list[int]] = {}  # (user, id) -> seqs
+        self._by_user: dict[str, dict[int, None]] = {}  # user -> seqs (an ordered set)
+        self._contents = _Field()
+        self._sessions: dict[tuple[str, str], _SessionDoc] = {}
+        self._session_field = _Field()
+        self._session_seqs: dict[int, tuple[str, str]] = {}
+        self._markers: dict[tuple[str, str], tuple[str, int]] = {}  # (user, request) -> (payload, added)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _check(self) -> None:
+        if self._closed:
+            raise StoreClosed("the store is closed; open a new Memory")
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _filter(self, f: Filters | None) -> Callable[[_Doc], bool]:
+        """A fast predicate for ``f`` (its sets built once)."""
+        if f is None:
+            return lambda d: True
+        lo = int(f.time_from) if f.time_from is not None else None
+        hi = int(f.time_to) if f.time_to is not None else None
+        sessions = set(f.session_ids) if f.session_ids is not None else None
+        roles = {r.lower() for r in f.roles} if f.roles is not None else None
+        ex_ids = set(f.exclude_ids) if f.exclude_ids else None
+        ex_sessions = set(f.exclude_sessions) if f.exclude_sessions else None
+
+        def keep(d: _Doc) -> bool:
+            return (
+                (lo is None or d.ts >= lo)
+                and (hi is None or d.ts <= hi)
+                and (sessions is None or d.session_id in sessions)
+                and (roles is None or d.role in roles)
+                and (ex_ids is None or d.id not in ex_ids)
+                and (ex_sessions is None or d.session_id not in ex_sessions)
+            )
+
+        return keep
+
+    def _user_docs(self, user_id: str) -> Iterable[_Doc]:
+        return (self._docs[s] for s in self._by_user.get(user_id, ()))
+
+    # ------------------------------------------------------------------ reading
+
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text`` (see :mod:`refind.store.analysis`)."""
+        self._check()
+        if not text or not text.strip():
+            return []
+        return _analyze(text)
+
+    def query(
+        self, user_id: str, text: str, k: int = 10, filters: Filters | None = None, *, content: bool = True
+    ) -> list[Hit]:
+        """BM25 over ``user_id``'s messages, filters before the top ``k`` (ties in insertion order)."""
+        self._check()
+        if k <= 0 or not text or not text.strip():
+            return []
+        bag = _bag(_analyze(text))
+        if not bag:
+            return []
+        keep = self._filter(filters)
+        with self._lock:
+            self._check()
+            mine = self._by_user.get(user_id)
+            if not mine:
+                return []
+            scorers = self._contents.scorers(bag, self._k1, self._b)
+            candidates: set[int] = set()
+            for term, _, _ in scorers:
+                candidates |= _within(self._contents.postings[term], mine)
+            scored = []
+            for seq in candidates:
+                d = self._docs[seq]
+                if keep(d):
+                    scored.append((-_score(d.tf, d.norm, scorers), seq))
+            top = heapq.nsmallest(int(k), scored)
+            return [self._docs[seq].hit(-neg, content) for neg, seq in top]
+
+    def query_sessions(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over ``user_id``'s session documents (restricted to ``session_ids`` when given)."""
+        self._check()
+        if k <= 0 or not text or not text.strip():
+            return []
+        bag = _bag(_analyze(text))
+        if not bag:
+            return []
+        allowed = set(session_ids) if session_ids is not None else None
+        with self._lock:
+            self._check()
+            scorers = self._session_field.scorers(bag, self._k1, self._b)
+            candidates: set[int] = set()
+            for term, _, _ in scorers:
+                candidates |= self._session_field.postings[term]
+            scored = []
+            for seq in candidates:
+                user, sid = self._session_seqs[seq]
+                if user != user_id or (allowed is not None and sid not in allowed):
+                    continue
+                doc = self._sessions[(user, sid)]
+                scored.append((-_score(doc.tf, doc.norm, scorers), seq, sid))
+            return [(sid, -neg) for neg, _, sid in heapq.nsmallest(int(k), scored)]
+
+    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
+        """For each ``(session, first turn, last turn)``: the stored turns in range, in turn order."""
+        self._check()
+        if not spans:
+            return []
+        with self._lock:
+            self._check()
+            by_session: dict[str, list[_Doc]] = {}
+            wanted = {sid for sid, _, _ in spans}
+            for d in self._user_docs(user_id):
+                if d.session_id in wanted:
+                    by_session.setdefault(d.session_id, []).append(d)
+            out = []
+            for sid, first, last in spans:
+                lo, hi = max(int(first), 0), min(int(last), _MAX_TURN)
+                group = [d for d in by_session.get(sid, ()) if lo <= d.turn <= hi] if lo <= hi else []
+                group.sort(key=lambda d: d.turn)  # stable: equal turns in insertion order
+                out.append([d.hit() for d in group])
+            return out
+
+    def browse(
+        self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
+    ) -> list[Hit]:
+        """``user_id``'s messages matching ``filters``, newest (or oldest) first; equal times in insertion
+        order."""
+        self._check()
+        if k <= 0:
+            return []
+        keep = self._filter(filters)
+        sign = -1 if newest_first else 1
+        with self._lock:
+            self._check()
+            chosen = heapq.nsmallest(
+                int(k), ((sign * d.ts, d.seq) for d in self._user_docs(user_id) if keep(d))
+            )
+            return [self._docs[seq].hit() for _, seq in chosen]
+
+    def term_counts(self, user_id: str, text: str) -> dict[str, int]:
+        """For each distinct query term (those :meth:`query` uses, in first-occurrence order): how many of
+        ``user_id``'s messages hold it."""
+        self._check()
+        if not text or not text.strip():
+            return {}
+        terms = _analyze(text)
+        kept = {t for t, _ in _bag(terms)}
+        with self._lock:
+            self._check()
+            mine = self._by_user.get(user_id, {})
+            out = {}
+            for term in dict.fromkeys(terms):
+                if term in kept:
+                    out[term] = len(_within(self._contents.postings.get(term, set()), mine))
+            return out
+
+    def get(self, user_id: str, ids: Sequence[str]) -> list[Hit]:
+        """``user_id``'s messages by id, in insertion order (missing ids are absent)."""
+        self._check()
+        with self._lock:
+            self._check()
+            seqs = sorted(s for i in dict.fromkeys(ids) for s in self._by_key.get((user_id, i), ()))
+            return [self._docs[s].hit() for s in seqs]
+
+    def count(self, user_id: str | None = None) -> int:
+        self._check()
+        with self._lock:
+            self._check()
+            return len(self._docs) if user_id is None else len(self._by_user.get(user_id, ()))
+
+    def users(self) -> list[str]:
+        self._check()
+        with self._lock:
+            self._check()
+            return sorted(u for u, seqs in self._by_user.items() if seqs)
+
+    # ------------------------------------------------------------------ writing
+
+    def _session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
+        """Each stored session's last turn (the first stored at the highest turn) and whole text, as of the
+        last commit. Holds the lock."""
+        wanted = set(session_ids)
+        tails: dict[str, _Doc] = {}
+        for d in self._user_docs(user_id):
+            if d.session_id in wanted:
+                best = tails.get(d.session_id)
+                if best is None or d.turn > best.turn:
+                    tails[d.session_id] = d
+        states = {}
+        for sid in dict.fromkeys(session_ids):
+            tail = tails.get(sid)
+            doc = self._sessions.get((user_id, sid))
+            if tail is not None or doc is not None:
+                states[sid] = SessionState(
+                    tail=tail.hit() if tail is not None else None, text=doc.text if doc else None
+                )
+        return states
+
+    def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
+        self._check()
+        with self._lock:
+            self._check()
+            return {
+                (user, sid): state
+                for user, sids in wanted.items()
+                if sids
+                for sid, state in self._session_states(user, sids).items()
+            }
+
+    def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
+        self._check()
+        out: dict[tuple[str, str], Hit] = {}
+        for user, ids in wanted.items():
+            for h in self.get(user, list(ids)):
+                out[(user, h.id)] = h.model_copy(update={"content": "", "speaker": None, "time_text": None})
+        return out
+
+    def session_turns(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], list[Hit]]:
+        self._check()
+        out: dict[tuple[str, str], list[Hit]] = {}
+        for user, sids in wanted.items():
+            sids = list(dict.fromkeys(sids))
+            for sid, turns in zip(sids, self.windows(user, [(sid, 0, 2**31 - 1) for sid in sids]), strict=True):
+                if turns:
+                    out[(user, sid)] = turns
+        return out
+
+    def request_marker(self, user_id: str, request_id: str) -> str | None:
+        self._check()
+        with self._lock:
+            self._check()
+            found = self._markers.get((user_id, request_id))
+            return found[0] if found is not None else None
+
+    def write(self, batch: WriteBatch) -> None:
+        """Buffer a batch (analyzed now, applied by :meth:`commit`)."""
+        self._check()
+        added = int(time.time() * 1000)  # one ingestion time for the batch and its marker
+        ops: list[Callable[[], None]] = [
+            partial(self._apply_record, r, added, Counter(_analyze(r.content))) for r in batch.records
+        ]
+        for s in batch.sessions:
+            tf = Counter(_analyze(s.text)) if s.text is not None else None
+            ops.append(partial(self._apply_session, s.user_id, s.session_id, s.text, tf))
+        if batch.marker is not None:
+            m = batch.marker
+            ops.append(partial(self._apply_marker, m.user_id, m.request_id, m.payload, added))
+        with self._lock:
+            self._check()
+            self._pending.extend(ops)
+
+    def commit(self) -> None:
+        """Apply everything written so far, in order: visible to the next read."""
+        self._check()
+        with self._lock:
+            self._check()
+            pending, self._pending = self._pending, []
+            for apply in pending:
+                apply()
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete every message, session document and request marker of ``user_id`` (with everything
+        written before, committed); returns the messages removed."""
+        self._check()
+        with self._lock:
+            self._check()
+            before = len(self._by_user.get(user_id, ()))
+            self._pending.append(partial(self._apply_delete_user, user_id))
+            self.commit()
+            return before
+
+    def expire(self, cutoff_ms: int) -> Expired:
+        """Retention (applied at the next commit): messages and request markers added before
+        ``cutoff_ms``; says which sessions lose messages, with their remaining turns (as committed)."""
+        self._check()
+        cutoff = int(cutoff_ms)
+        with self._lock:
+            self._check()
+            old = [d for d in self._docs.values() if d.added < cutoff]
+            affected = dict.fromkeys((d.user_id, d.session_id) for d in old)
+            sessions = []
+            for user, sid in affected:
+                left = [d for d in self._user_docs(user) if d.session_id == sid and d.added >= cutoff]
+                left.sort(key=lambda d: d.turn)
+                sessions.append((user, sid, [d.content for d in left]))
+            self._pending.append(partial(self._apply_expire, cutoff))
+            return Expired(removed=len(old), sessions=sessions)
+
+    # ------------------------------------------------------------------ applying writes (lock held)
+
+    def _remove_doc(self, seq: int) -> None:
+        d = self._docs.pop(seq)
+        self._contents.remove(seq, d.tf)
+        seqs = self._by_key[(d.user_id, d.id)]
+        seqs.remove(seq)
+        if not seqs:
+            del self._by_key[(d.user_id, d.id)]
+        mine = self._by_user[d.user_id]
+        del mine[seq]
+        if not mine:
+            del self._by_user[d.user_id]
+
+    def _apply_record(self, r: Record, added: int, tf: dict[str, int]) -> None:
+        key = (r.user_id, r.id)
+        if r.replace:
+            for old in list(self._by_key.get(key, ())):
+                self._remove_doc(old)
+        seq = self._next_seq()
+        self._docs[seq] = _Doc(
+            seq, r.user_id, r.session_id, r.id, int(r.turn), int(r.timestamp), r.role, r.content,
+            r.speaker, r.time_text, added, dict(tf), _norm(tf),
+        )  # fmt: skip
+        self._contents.add(seq, tf)
+        self._by_key.setdefault(key, []).append(seq)
+        self._by_user.setdefault(r.user_id, {})[seq] = None
+
+    def _apply_session(
+        self, user_id: str, session_id: str, text: str | None, tf: dict[str, int] | None
+    ) -> None:
+        key = (user_id, session_id)
+        old = self._sessions.pop(key, None)
+        if old is not None:
+            self._session_field.remove(old.seq, old.tf)
+            del self._session_seqs[old.seq]
+        if text is None or tf is None:
+            return
+        seq = self._next_seq()
+        self._sessions[key] = _SessionDoc(seq, text, dict(tf), _norm(tf))
+        self._session_field.add(seq, tf)
+        self._session_seqs[seq] = key
+
+    def _apply_marker(self, user_id: str, request_id: str, payload: str, added: int) -> None:
+        self._markers[(user_id, request_id)] = (payload, added)
+
+    def _apply_expire(self, cutoff: int) -> None:
+        for seq in [s for s, d in self._docs.items() if d.added < cutoff]:
+            self._remove_doc(seq)
+        for key in [k for k, (_, added) in self._markers.items() if added < cutoff]:
+            del self._markers[key]
+
+    def _apply_delete_user(self, user_id: str) -> None:
+        for seq in list(self._by_user.get(user_id, ())):
+            self._remove_doc(seq)
+        for key in [k for k in self._sessions if k[0] == user_id]:
+            self._apply_session(key[0], key[1], None, None)
+        for key in [k for k in self._markers if k[0] == user_id]:
+            del self._markers[key]
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Drop everything (nothing outlives the process). Safe to call twice."""
+        with self._lock:
+            self._closed = True
+            self._pending = []
+
+    def __enter__(self) -> ReferenceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ReferenceStore({self.location!r}, {self.count() if not self._closed else 'closed'} messages)"
