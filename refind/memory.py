@@ -180,6 +180,7 @@ class Memory:
             roles=list(roles) if roles is not None else None,
             exclude_ids=list(exclude) if exclude else None,
         )
+        self.store.refresh()
         return self.store.query(user_id, text, k, filters)
 
     def keyword_search(
@@ -208,6 +209,7 @@ class Memory:
             exclude_ids=list(exclude) if exclude else None,
             exclude_sessions=list(exclude_sessions) if exclude_sessions else None,
         )
+        self.store.refresh()
         blocks, _, _ = search_round(
             self.store,
             user_id,
@@ -289,6 +291,7 @@ class Memory:
         rounds on. Its read-set spans every search made through it."""
         user_id = _check_id("user_id", user_id)
         s = self.settings
+        self.store.refresh()  # a read-only memory beside a writer: its latest commit
         return SearchSession(
             self.store,
             user_id,
@@ -317,19 +320,23 @@ class Memory:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidInput(f"{name}: expected a non-negative integer", field=name)
         user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        self.store.refresh()
         return self.store.windows(user_id, [(session_id, turn_from, turn_to)])[0]
 
     def session(self, user_id: str, session_id: str) -> list[Hit]:
         """Every stored turn of one session, in order."""
         user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        self.store.refresh()
         return self.store.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
 
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""
+        self.store.refresh()
         return self.store.count(_check_id("user_id", user_id) if user_id is not None else None)
 
     def stats(self) -> StoreStats:
         """Message and user counts of the index."""
+        self.store.refresh()
         users = self.store.users()
         per_user = {u: self.store.count(u) for u in users}
         return StoreStats(

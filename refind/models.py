@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from dateutil import parser as _dateparser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -120,6 +120,21 @@ def _parse_time_text(value: str) -> datetime:
         raise ValueError(f"{_shown(value)} is not a timestamp; accepted: {TIME_FORMS}") from None
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An instance of ``cls`` from ``values`` that already hold every field, valid, without validation:
+    what pydantic's ``model_construct`` does, in a fifth of its time. The search path builds hundreds of
+    hits and turns per question from what an engine returned."""
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
 MAX_ID = 1000
 """Longest user, session, request or message id (characters)."""
 # C0 controls, DEL, C1 controls, line/paragraph separators, bidirectional controls, the byte-order mark and
@@ -223,6 +238,35 @@ class Hit(BaseModel):
     """One stored message returned by a query, with its BM25 score (0 for non-scored lookups)."""
 
     model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def trusted(
+        cls,
+        id: str,
+        session_id: str,
+        turn: int,
+        timestamp: int,
+        role: str,
+        speaker: str | None,
+        content: str,
+        score: float,
+        time_text: str | None,
+    ) -> Hit:
+        """A hit from values an engine already checked, without validation (see :func:`trusted`)."""
+        return trusted(
+            cls,
+            {
+                "id": id,
+                "session_id": session_id,
+                "turn": turn,
+                "timestamp": timestamp,
+                "role": role,
+                "speaker": speaker,
+                "content": content,
+                "score": score,
+                "time_text": time_text,
+            },
+        )
 
     id: str
     session_id: str

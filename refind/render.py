@@ -40,6 +40,7 @@ __all__ = [
     "pack",
     "render",
     "render_block",
+    "rendered_tokens",
 ]
 
 CONTEXT_TOKENS = 150
@@ -243,6 +244,25 @@ def render(
     if max_tokens is not None:
         blocks = pack(blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens)
     return _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
+
+
+def rendered_tokens(
+    blocks: Sequence[Evidence],
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> int:
+    """About the tokens of :func:`render` (``blocks`` without a budget), cheaply: each turn's content
+    (counts are cached per text) up to its cap, plus a few for its speaker and line, plus each header. For
+    the trace, which records it for every round."""
+    total = 0
+    for block in blocks:
+        total += count_tokens(_header(block)) + 1
+        for t in block.turns:
+            cap = hit_tokens if t.matched else context_tokens
+            n = count_tokens(t.content)
+            total += (n if cap is None else min(n, cap)) + 4
+    return total
 
 
 def _render_ordered(blocks: Sequence[Evidence], context_tokens: int | None, hit_tokens: int | None) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from refind.models import Evidence, Hit, Turn
+from refind.models import Evidence, Hit, Turn, trusted
 from refind.store.base import Filters, Reader
 
 __all__ = ["Fusion", "SessionSource", "build_blocks", "fuse", "search_round", "session_ranking"]
@@ -176,27 +176,34 @@ def build_blocks(
     for (sid, _lo, _hi, score), turns in zip(spans, windows, strict=True):
         for run in _trim_context(turns, matched, window_tokens, context_tokens):
             blocks.append(
-                Evidence(
-                    id=f"{sid}#{run[0].turn}-{run[-1].turn}",
-                    session_id=sid,
-                    session_date=run[0].timestamp,
-                    session_date_text=run[0].time_text,
-                    turns=[
-                        Turn(
-                            id=t.id,
-                            turn=t.turn,
-                            role=t.role,
-                            content=t.content,
-                            timestamp=t.timestamp,
-                            speaker=t.speaker,
-                            time_text=t.time_text,
-                            matched=t.id in matched,
-                        )
-                        for t in run
-                    ],
-                    score=score,
-                    rounds=[round_no],
-                    terms=list(terms),
+                trusted(  # from stored messages: nothing to validate
+                    Evidence,
+                    {
+                        "id": f"{sid}#{run[0].turn}-{run[-1].turn}",
+                        "session_id": sid,
+                        "session_date": run[0].timestamp,
+                        "session_date_text": run[0].time_text,
+                        "turns": [
+                            trusted(
+                                Turn,
+                                {
+                                    "id": t.id,
+                                    "turn": t.turn,
+                                    "role": t.role,
+                                    "content": t.content,
+                                    "timestamp": t.timestamp,
+                                    "speaker": t.speaker,
+                                    "time_text": t.time_text,
+                                    "matched": t.id in matched,
+                                },
+                            )
+                            for t in run
+                        ],
+                        "score": score,
+                        "rounds": [round_no],
+                        "noted": False,
+                        "terms": list(terms),
+                    },
                 )
             )
     blocks.sort(key=lambda b: -b.score)

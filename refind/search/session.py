@@ -8,10 +8,9 @@ from typing import Literal
 
 from refind.evidence import merge_blocks
 from refind.models import Evidence, Hit, RoundTrace, SearchResult
-from refind.render import order_evidence, pack, render
+from refind.render import order_evidence, pack, rendered_tokens
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Reader
-from refind.tokens import count_tokens
 
 __all__ = ["ReadSet", "SearchSession"]
 
@@ -188,11 +187,7 @@ class SearchSession:
                 hits=hits,
                 new_evidence=len(new),
                 new_turns=sum(1 for b in new for t in b.turns if t.id not in self._seen_before),
-                tokens=count_tokens(
-                    render(new, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
-                )
-                if new
-                else 0,
+                tokens=rendered_tokens(new, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens),
                 ms=round((time.perf_counter() - t0) * 1000, 3),
                 note=note,
             )

@@ -184,6 +184,11 @@ class Reader(Protocol):
         """Messages stored for ``user_id``, or in all."""
         ...
 
+    def refresh(self) -> None:
+        """Make the next reads see what another process committed (an engine opened read-only beside a
+        writer); a no-op where reads are always current. Called once per read the facade serves."""
+        ...
+
     def users(self) -> list[str]:
         """User ids with at least one message, sorted."""
         ...

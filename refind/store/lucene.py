@@ -53,28 +53,13 @@ def _hit(d: dict[str, Any]) -> Hit:
     """A hit from the engine's JSON: doc-value fields, plus the stored message when read with content."""
     raw = d.get("raw")
     if raw is None:
-        return Hit.model_construct(
-            id=d["id"],
-            session_id=d["session_id"],
-            turn=d["turn"],
-            timestamp=d["ts"],
-            role=d["role"],
-            speaker=None,
-            content="",
-            score=d["score"],
-            time_text=None,
+        return Hit.trusted(
+            d["id"], d["session_id"], d["turn"], d["ts"], d["role"], None, "", d["score"], None
         )
-    return Hit.model_construct(
-        id=raw["id"],
-        session_id=raw["session_id"],
-        turn=raw["turn"],
-        timestamp=raw["ts"],
-        role=raw["role"],
-        speaker=raw.get("speaker"),
-        content=raw["content"],
-        score=d["score"],
-        time_text=raw.get("time_text"),
-    )
+    return Hit.trusted(
+        raw["id"], raw["session_id"], raw["turn"], raw["ts"], raw["role"], raw.get("speaker"),
+        raw["content"], d["score"], raw.get("time_text"),
+    )  # fmt: skip
 
 
 def _filters(filters: Filters | None) -> str:
@@ -261,10 +246,14 @@ class LuceneStore:
             raise
 
     def _reading(self) -> Any:
-        """The engine, refreshed to the latest commit when another process writes (read-only)."""
-        if self.read_only:
-            self._engine.refresh()
         return self._engine
+
+    def refresh(self) -> None:
+        """Read-only: see the latest commit of the process that writes (cheap when nothing changed, but
+        not free: a directory listing). :class:`refind.Memory` calls it once per read it serves."""
+        if self.read_only:
+            with self._java("refresh"):
+                self._engine.refresh()
 
     def _writable(self) -> Any:
         if self._closed:

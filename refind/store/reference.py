@@ -447,10 +447,16 @@ class ReferenceStore:
         out: dict[tuple[str, str], list[Hit]] = {}
         for user, sids in wanted.items():
             sids = list(dict.fromkeys(sids))
-            for sid, turns in zip(sids, self.windows(user, [(sid, 0, 2**31 - 1) for sid in sids]), strict=True):
+            for sid, turns in zip(
+                sids, self.windows(user, [(sid, 0, 2**31 - 1) for sid in sids]), strict=True
+            ):
                 if turns:
                     out[(user, sid)] = turns
         return out
+
+    def refresh(self) -> None:
+        """Reads are always current (one process, in memory)."""
+        self._check()
 
     def request_marker(self, user_id: str, request_id: str) -> str | None:
         self._check()
