@@ -6,6 +6,8 @@
 Phases, each with ``--clients`` threads in a closed loop (a client sends its next request when the last
 one answered), one keep-alive connection per client:
 
+0. with ``--warmup S``: S seconds of adds and searches, not timed, so every JVM's JIT has compiled both
+   paths first (steady state; without it the first phases measure a cold server).
 1. ``add``: ``--requests`` Add requests of 20 messages of realistic chat text (the ``perf`` generator),
    each client writing its own user and sessions.
 2. corpus: one LoCoMo dev conversation (``--conversation``) is added through ``/add`` in chunks of at most
@@ -244,6 +246,7 @@ def run(
     conversation: int = 0,
     max_seconds: float = 300.0,
     seed: int = 7,
+    warmup: float = 0.0,
 ) -> dict[str, Any]:
     """All phases against ``url``; returns the report (also what ``load.json`` holds)."""
     import httpx
@@ -261,10 +264,6 @@ def run(
         "loadavg_before": [round(x, 2) for x in os.getloadavg()],  # other work on the machine skews it all
     }
     try:
-        phase = _Phase()
-        wall = _drive(make_client, clients, _add_jobs(run_id, clients, requests, seed), max_seconds, phase)
-        report["add"] = {"messages_per_request": MESSAGES_PER_ADD, **phase.summary(wall, clients)}
-
         key, sessions, questions = _load_conversation(locomo, conversation)
         corpus_user = f"{run_id}:{key}"
         users.append(corpus_user)
@@ -292,20 +291,59 @@ def run(
             "source": str(locomo),
         }
 
+        if warmup > 0:  # steady state: the JVMs' JIT compilers warm up on both paths first, untimed
+            t0 = time.perf_counter()
+            warm_users = [f"{run_id}:warm-{i}" for i in range(max(1, clients // 2))]
+            users.extend(warm_users)
+            wall_add, wall_search = _Phase(), _Phase()
+            side = [
+                threading.Thread(
+                    target=_drive,
+                    args=(make_client, max(1, clients // 2), _add_jobs(f"{run_id}:warm", max(1, clients // 2), 100_000, seed + 2), warmup, wall_add),
+                ),
+                threading.Thread(
+                    target=_drive,
+                    args=(make_client, max(1, clients - clients // 2), _search_jobs(corpus_user, questions, 1_000_000), warmup, wall_search),
+                ),
+            ]  # fmt: skip
+            for t in side:
+                t.start()
+            for t in side:
+                t.join()
+            report["warmup"] = {
+                "seconds": round(time.perf_counter() - t0, 1),
+                "adds": len(wall_add.latencies),
+                "searches": len(wall_search.latencies),
+                "errors": wall_add.errors + wall_search.errors,
+            }
+
+        phase = _Phase()
+        wall = _drive(make_client, clients, _add_jobs(run_id, clients, requests, seed), max_seconds, phase)
+        report["add"] = {"messages_per_request": MESSAGES_PER_ADD, **phase.summary(wall, clients)}
+
+        if warmup > 0:  # the adds merged segments: let the searchers settle again before comparing
+            _drive(
+                make_client, clients, _search_jobs(corpus_user, questions, 1_000_000), warmup / 4, _Phase()
+            )
+
+        # one client, then many, back to back under the same conditions: the throughput ratio is the
+        # figure of merit (searches in parallel on the cores)
+        phase = _Phase()
+        n_single = min(requests, len(questions))
+        wall = _drive(make_client, 1, _search_jobs(corpus_user, questions, n_single), max_seconds, phase)
+        report["search_1_client"] = {"top_k": 100, **phase.summary(wall, 1)}
+
         phase = _Phase()
         wall = _drive(
             make_client, clients, _search_jobs(corpus_user, questions, requests), max_seconds, phase
         )
         report["search"] = {"top_k": 100, **phase.summary(wall, clients)}
+        one, many = report["search_1_client"]["throughput_rps"], report["search"]["throughput_rps"]
+        report["search_throughput_ratio"] = round(many / one, 2) if one and many else None
 
         report["search_beside_largest_query"] = _beside_largest_query(
             make_client, clients, corpus_user, questions, sessions, requests, max_seconds
         )
-
-        phase = _Phase()
-        n_single = min(requests, len(questions))
-        wall = _drive(make_client, 1, _search_jobs(corpus_user, questions, n_single), max_seconds, phase)
-        report["search_1_client"] = {"top_k": 100, **phase.summary(wall, 1)}
 
         adders, searchers = max(1, clients // 2), max(1, clients - clients // 2)
         add_phase, search_phase = _Phase(), _Phase()
@@ -383,6 +421,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--threads", type=int, default=None, help="--spawn: the server's thread pool")
     p.add_argument("--max-in-flight", type=int, default=None, help="--spawn: the server's in-flight bound")
+    p.add_argument("--search-workers", type=int, default=None, help="--spawn: the server's search processes")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds of untimed adds and searches before the timed phases, so the JVMs' JIT has compiled "
+        "both paths (steady state); default 0",
+    )
     p.add_argument("--out", type=Path, default=None, help="directory for load.json")
     return p
 
@@ -417,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
                 extra += ["--threads", str(args.threads)]
             if args.max_in_flight is not None:
                 extra += ["--max-in-flight", str(args.max_in_flight)]
+            if args.search_workers is not None:
+                extra += ["--search-workers", str(args.search_workers)]
             server = SpawnedServer(tmp / "index", args=extra, api_key=key).start()
             url, headers = server.url, auth_headers(key, "bearer")
         else:
@@ -429,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             locomo=args.locomo,
             conversation=args.conversation,
             max_seconds=args.max_seconds,
+            warmup=args.warmup,
         )
     finally:
         if server is not None:

@@ -694,6 +694,13 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
     default=None,
     help="Requests served or queued at once; more get 503 with Retry-After. Default: threads x 4.",
 )
+@click.option(
+    "--search-workers",
+    type=int,
+    default=None,
+    help="Reader processes that run the searches, beside the one that writes. Default: one per core, at "
+    "most 4; 0 runs them in the serving process.",
+)
 @click.option("--no-access-log", is_flag=True, help="Do not log one line per request.")
 @click.option(
     "--port-file",
@@ -716,6 +723,7 @@ def serve(
     log_level: str,
     threads: int,
     max_in_flight: int | None,
+    search_workers: int | None,
     no_access_log: bool,
     port_file: Path | None,
 ) -> None:
@@ -745,6 +753,7 @@ def serve(
         "log_level": log_level,
         "threads": threads,
         "max_in_flight": max_in_flight,
+        "search_workers": search_workers,
         "access_log": not no_access_log,
         "port_file": port_file,
     }

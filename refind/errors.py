@@ -44,6 +44,13 @@ class InvalidInput(RefindError, ValueError):
         super().__init__(message)
         self.field = field
 
+    def __reduce__(self) -> tuple[object, ...]:  # keeps ``field`` across processes (pickling)
+        return (_invalid, (type(self), str(self), self.field))
+
+
+def _invalid(cls: type[InvalidInput], message: str, field: str | None) -> InvalidInput:
+    return cls(message, field=field)
+
 
 class RequestConflict(InvalidInput):
     """A request_id was reused with a different body; nothing was written."""

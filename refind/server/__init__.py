@@ -6,8 +6,9 @@
 
     python -m refind.server --data ./index --auth bearer  # the same from a shell
 
-One process, one worker: the index has one writer per directory. Requests run in a thread pool; past
-``max_in_flight`` they get 503 with ``Retry-After``. FastAPI and uvicorn are imported only here, when a
+One process writes (the index has one writer per directory); searches run in ``search_workers`` reader
+processes beside it (default one per core, at most 4), so they use every core. Requests run in a thread
+pool; past ``max_in_flight`` they get 503 with ``Retry-After``. FastAPI and uvicorn are imported only here, when a
 server is built: ``pip install 'refind[serve]'``.
 """
 
@@ -131,6 +132,7 @@ def serve(
     *,
     threads: int = 16,
     max_in_flight: int | None = None,
+    search_workers: int | None = None,
     retention_interval_s: float = 3600.0,
     access_log: bool = True,
     port_file: str | os.PathLike[str] | None = None,
@@ -158,6 +160,7 @@ def serve(
         agent=agent,
         threads=threads,
         max_in_flight=max_in_flight,
+        search_workers=search_workers,
     )
     _require()
     import uvicorn

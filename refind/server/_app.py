@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import anyio.to_thread
@@ -36,13 +35,13 @@ from refind.server._models import (
     DeleteResponse,
     HealthResponse,
     InputMessage,
-    SearchItem,
     SearchRequest,
     SearchResponse,
     StatsResponse,
     content_text,
     query_text,
 )
+from refind.server._pool import SearchPool, search_items
 
 __all__ = ["build_app"]
 
@@ -107,11 +106,6 @@ def _validation_errors(request: Request, exc: RequestValidationError) -> tuple[s
     return reason, errors
 
 
-def _iso(ms: int) -> str:
-    dt = datetime.fromtimestamp(ms / 1000, UTC)
-    return dt.isoformat(timespec="milliseconds" if ms % 1000 else "seconds").replace("+00:00", "Z")
-
-
 def _message(m: InputMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": content_text(m.content)}
     if m.timestamp is not None:
@@ -170,6 +164,7 @@ class _Runtime:
         self.settings = settings
         self.agent: refind.Agent | None = refind.LLMAgent() if config.agent == "llm" else None
         self.retention: _Retention | None = None
+        self.pool: SearchPool | None = None
 
     def open(self) -> refind.Memory:
         if self.memory is None:
@@ -234,19 +229,28 @@ def build_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = config.threads
         mem = runtime.open()  # on the event loop thread, before any request: the JVM starts here
+        if config.search_processes > 0 and mem.path is not None:
+            runtime.pool = SearchPool(
+                mem.path,
+                config.search_processes,
+                agent=config.agent,
+                settings=runtime.settings or mem.settings,
+            )
+            runtime.pool.warm()  # each worker opens the index read-only and starts its JVM
         sweep = getattr(mem, "delete_added_before", None)
         if config.retention_days is not None and sweep is not None:
             runtime.retention = _Retention(sweep, config.retention_days, config.retention_interval_s)
             runtime.retention.start()
         where = str(mem.path) if mem.path is not None else ":memory:"
         log.info(
-            "refind %s serving %s: auth=%s agent=%s threads=%d max_in_flight=%d max_body_bytes=%d "
-            "retention_days=%s",
+            "refind %s serving %s: auth=%s agent=%s threads=%d search_workers=%d max_in_flight=%d "
+            "max_body_bytes=%d retention_days=%s",
             refind.__version__,
             where,
             config.auth,
             config.agent,
             config.threads,
+            runtime.pool.workers if runtime.pool is not None else 0,
             config.in_flight_limit,
             config.max_body_bytes,
             config.retention_days,
@@ -254,6 +258,9 @@ def build_app(
         try:
             yield
         finally:
+            if runtime.pool is not None:
+                runtime.pool.close()
+                runtime.pool = None
             if runtime.retention is not None:
                 runtime.retention.stop()
             if runtime.owns and runtime.memory is not None:
@@ -324,7 +331,7 @@ def build_app(
         runtime.get().add(body.user_id, body.session_id, messages, request_id=body.request_id)
         return AddResponse(request_id=body.request_id, user_id=body.user_id, session_id=body.session_id)
 
-    def search(body: SearchRequest) -> SearchResponse:
+    async def search(body: SearchRequest) -> Any:
         """Evidence for ``query`` from ``user_id``'s memory: at most ``top_k`` blocks of consecutive
         turns, most relevant first, each rendered with its session date and speakers (long turns cut to
         the passage that matched). With ``max_tokens``, the evidence is packed for that budget exactly as
@@ -341,26 +348,21 @@ def build_app(
             )
         if not text.strip() and not body.options:
             return SearchResponse(data=[])
-        result = memory.search(
-            text,
-            body.user_id,
-            now=body.now,
-            agent=runtime.agent,
-            options=body.options or None,
-            max_tokens=body.max_tokens,
-        )
-        blocks = result.by_relevance()[: body.top_k]
-        return SearchResponse(
-            data=[
-                SearchItem(
-                    id=b.id,
-                    content=result.render_block(b),
-                    score=b.score,
-                    created_at=_iso(b.turns[0].timestamp),
-                )
-                for b in blocks
-            ]
-        )
+        request = {
+            "query": text,
+            "user_id": body.user_id,
+            "top_k": body.top_k,
+            "now": body.now,
+            "options": body.options or None,
+            "max_tokens": body.max_tokens,
+        }
+        if runtime.pool is not None:
+            items = await runtime.pool.search(**request)
+        else:
+            items = await anyio.to_thread.run_sync(lambda: search_items(memory, runtime.agent, **request))
+        # the items are built by refind itself (SearchResponse's shape, declared for the schema): sent as
+        # they are, not validated and re-encoded a second time
+        return JSONResponse({"data": items})
 
     def delete_user(user_id: Annotated[str, PathParam(min_length=1, max_length=1000)]) -> DeleteResponse:
         """Delete every message of ``user_id`` (durably)."""
@@ -397,6 +399,7 @@ def build_app(
             responses=errors,
             operation_id=operation,
             tags=[tag],
+            response_model=SearchResponse if endpoint is search else None,
         )
     app.add_api_route("/health", health, methods=["GET"], operation_id="health", tags=["health"])
 

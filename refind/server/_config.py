@@ -24,7 +24,9 @@ class ServerConfig(BaseModel):
     ``SecretStr``, so it never shows in a repr, a log line or an error. ``threads`` is the size of the
     thread pool that runs the blocking index calls; ``max_in_flight`` bounds the requests being served or
     queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``.
-    ``retention_days`` deletes messages older than that many days, checked every ``retention_interval_s``.
+    ``retention_days`` deletes what was added more than that many days ago, every ``retention_interval_s``.
+    ``search_workers`` reader processes run the searches (default one per core, at most 4; 0: in this
+    process), see :mod:`refind.server._pool`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -38,6 +40,7 @@ class ServerConfig(BaseModel):
     retention_days: float | None = Field(None, gt=0)
     retention_interval_s: float = Field(3600.0, gt=0)
     agent: AgentName = "heuristic"
+    search_workers: int | None = Field(None, ge=0, le=64)
 
     @model_validator(mode="after")
     def _key_when_needed(self) -> ServerConfig:
@@ -53,6 +56,13 @@ class ServerConfig(BaseModel):
                     f"the API key must be at least {_MIN_KEY} characters without surrounding spaces"
                 )
         return self
+
+    @property
+    def search_processes(self) -> int:
+        """Reader processes for searches (None: one per core, at most 4; 0: searches in this process)."""
+        if self.search_workers is not None:
+            return self.search_workers
+        return min(os.cpu_count() or 1, 4)
 
     @property
     def in_flight_limit(self) -> int:

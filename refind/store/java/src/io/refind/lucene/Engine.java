@@ -865,12 +865,61 @@ public final class Engine implements Closeable {
       out[i] = h;
     }
     if (content) {
-      StoredFields stored = searcher.storedFields();
+      StoredFields stored = null;
       for (int i : order) {
-        out[i].raw = stored.document(docs[i].doc, java.util.Set.of("raw")).get("raw");
+        LeafReaderContext at = leaves.get(ReaderUtil.subIndex(docs[i].doc, leaves));
+        org.apache.lucene.index.IndexReader.CacheHelper helper = at.reader().getCoreCacheHelper();
+        Object core = helper != null ? helper.getKey() : null;
+        int d = docs[i].doc - at.docBase;
+        String raw = core != null ? RAW_CACHE.get(core, d) : null;
+        if (raw == null) {
+          if (stored == null) {
+            stored = searcher.storedFields();
+          }
+          raw = stored.document(docs[i].doc, java.util.Set.of("raw")).get("raw");
+          if (core != null) {
+            RAW_CACHE.put(core, d, raw);
+          }
+        }
+        out[i].raw = raw;
       }
     }
     return new ArrayList<>(Arrays.asList(out));
+  }
+
+  /**
+   * Stored messages recently read, by segment and document: a search's rounds read the same turns again
+   * (windows around new hits overlap those around earlier ones), and decompressing stored fields was most
+   * of a window's cost. Segments never change (a replaced message is a new document), so entries stay true;
+   * the oldest go once the cache holds about {@link #RAW_CACHE_CHARS} characters.
+   */
+  private static final RawCache RAW_CACHE = new RawCache();
+
+  private static final long RAW_CACHE_CHARS = 32L << 20;
+
+  private static final class RawCache {
+    private record Key(Object core, int doc) {}
+
+    private final LinkedHashMap<Key, String> map = new LinkedHashMap<>(4096, 0.75f, true);
+    private long chars;
+
+    synchronized String get(Object core, int doc) {
+      return map.get(new Key(core, doc));
+    }
+
+    synchronized void put(Object core, int doc, String raw) {
+      if (raw == null || raw.length() > RAW_CACHE_CHARS / 64) {
+        return; // a huge message is read when needed, never kept
+      }
+      if (map.put(new Key(core, doc), raw) == null) {
+        chars += raw.length();
+      }
+      java.util.Iterator<Map.Entry<Key, String>> it = map.entrySet().iterator();
+      while (chars > RAW_CACHE_CHARS && it.hasNext()) {
+        chars -= it.next().getValue().length();
+        it.remove();
+      }
+    }
   }
 
   private static String[] sortedValues(IndexSearcher searcher, ScoreDoc[] docs, String field)
