@@ -10,6 +10,7 @@ COMMANDS = {
     "ablation": ("benchmarks.ablation", "refind with each of its controls switched off in turn, beside BM25"),
     "run": ("benchmarks.runner", "quality of adapters on a dataset (scores, summary, scorecard, plot)"),
     "load": ("benchmarks.load", "latency and throughput of the HTTP service under concurrent clients"),
+    "bridge": ("benchmarks.bridge", "the Python-Java bridge: JPype beside pyjnius on refind's engine"),
     "import": ("benchmarks.import_speed", "parsing and import rate of a synthetic ChatGPT-style export"),
 }
 

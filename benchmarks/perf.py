@@ -1,30 +1,54 @@
 """Store throughput and latency on a synthetic corpus of realistic chat text.
 
-    python -m benchmarks perf --messages 1000000 --users 1000 --out out/perf
+    python -m benchmarks perf --messages 100000 --users 100,1 --longmemeval ../shared/data/longmemeval_s_dev.json.gz --out out/perf
 
-Writes ``OUT/perf.json`` with ``messages``, ``users``, ``ingest_msgs_per_s``, ``add20_p50_ms``,
-``add20_p95_ms`` (a ``Memory.add`` of 20 messages, durable and searchable on return), ``query_p50_ms``,
-``query_p95_ms`` (a keyword query with a user and a 30-day time filter, k=50), ``search_p50_ms`` /
-``search_p95_ms`` (a whole ``Memory.search`` with the offline agent: several rounds, windows, fusion) and
-``rss_mb`` (peak resident set of the process, JVM included), plus the settings used. The corpus is generated deterministically
-(``--seed``) from templates with names, places, foods, numbers and dates, Zipf-like word use, sessions of
-6-30 turns spread over a year per user. Ingest time includes generating the messages.
+Each ``--users`` value is one configuration (``--messages`` spread over that many users: 100 users is 1,000
+messages per user, 1 user is 100,000), measured in a fresh process of its own, one after the other, so
+their figures come from the same window and compare as ratios. Per configuration:
+
+- the corpus is generated first (deterministic, ``--seed``: templates with names, places, foods, numbers
+  and dates, Zipf-like word use, sessions of 6-30 turns spread over a year per user) and kept in memory, so
+  ingest times only refind; ``generate_s`` is reported apart;
+- ``ingest_fresh``: ``Memory.import_sessions`` of 80% of the messages into an empty index;
+  ``ingest_existing``: the other 20% (new sessions of the same users, who already have messages);
+  ``reimport``: the first 80% again (every id exists: nothing is written); each as msgs/s;
+- ``add20``: ``Memory.add`` of 20 messages (durable and searchable on return), ``--adds`` times;
+- ``query``: a keyword query with a user and a 30-day time filter, k=50;
+- ``search``: a whole ``Memory.search`` with the offline agent (several rounds, windows, fusion), after
+  ``--warmup`` untimed ones (the JVM's JIT);
+- ``refind_rebuild``: the yardstick of the published ReFind system, which rebuilds BM25 in Python over the
+  user's messages for every query (tokenize, document frequencies, score every message, top 50), timed on
+  one user's whole history ``--rebuilds`` times; ``search_speedup_vs_rebuild`` is its p50 over the
+  search p50;
+- ``parse_time_range``: :func:`refind.timeparse.parse_time_range` alone on the same questions;
+- ``rss_mb``: peak resident set of the process (JVM included).
+
+With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
+per question, many small sessions), loaded into memory first, into an empty index and again.
+
+``OUT/perf.json`` holds every configuration and, for the first and last ``--users`` values, the ratios the
+store is held to (search and add of 20 at the larger history over the smaller).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import refind
+from refind.io import iter_longmemeval
 from refind.models import Message, SessionLog
 
 NAMES = [
@@ -209,8 +233,9 @@ YEAR_MS = 365 * 86_400_000
 START_MS = 1_672_531_200_000  # 2023-01-01
 
 
-def corpus(n_messages: int, n_users: int, seed: int) -> Iterator[SessionLog]:
-    """Sessions round-robin over users until ``n_messages`` messages were produced."""
+def corpus(n_messages: int, n_users: int, seed: int, prefix: str = "s") -> Iterator[SessionLog]:
+    """Sessions round-robin over users until ``n_messages`` messages were produced (session ids
+    ``{prefix}{n}``)."""
     rng = random.Random(seed)
     texts = _message_texts(rng)
     produced = 0
@@ -232,7 +257,7 @@ def corpus(n_messages: int, n_users: int, seed: int) -> Iterator[SessionLog]:
             for i in range(size)
         ]
         yield SessionLog.model_construct(
-            user_id=user, session_id=f"s{session_no}", messages=messages, date=day, date_text=None
+            user_id=user, session_id=f"{prefix}{session_no}", messages=messages, date=day, date_text=None
         )
         produced += size
         session_no += 1
@@ -250,29 +275,86 @@ def _pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def run(
+def _dist(name: str, ms: list[float]) -> dict[str, float]:
+    return {f"{name}_p50_ms": round(statistics.median(ms), 3), f"{name}_p95_ms": round(_pct(ms, 95), 3)}
+
+
+def _import_rate(mem: refind.Memory, logs: list[SessionLog], desc: str) -> tuple[float, int]:
+    """msgs/s of one ``import_sessions`` of ``logs`` (messages read, whether or not written), and how many
+    were added."""
+    from tqdm import tqdm
+
+    n = sum(len(log.messages) for log in logs)
+    bar = tqdm(total=n, unit="msg", desc=desc, file=sys.stderr, mininterval=1.0)
+    t0 = time.perf_counter()
+    result = mem.import_sessions(logs, progress=bar.update)
+    seconds = time.perf_counter() - t0
+    bar.close()
+    return round(n / seconds, 1), result.added
+
+
+_WORD = re.compile(r"\w+")
+
+
+def refind_rebuild(texts: list[str], query: str, k: int = 50, k1: float = 1.2, b: float = 0.75) -> list[int]:
+    """What the published ReFind does per query: BM25 recomputed in Python over all of the user's messages
+    (tokenize each, count document frequencies, score every message), then the top ``k``."""
+    docs = [Counter(_WORD.findall(t.lower())) for t in texts]
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(d.keys())
+    lengths = [sum(d.values()) for d in docs]
+    avgdl = sum(lengths) / max(len(docs), 1)
+    n = len(docs)
+    terms = _WORD.findall(query.lower())
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    scores = []
+    for i, d in enumerate(docs):
+        s = 0.0
+        for t in terms:
+            f = d.get(t, 0)
+            if f:
+                s += idf[t] * f * (k1 + 1) / (f + k1 * (1 - b + b * lengths[i] / avgdl))
+        scores.append(s)
+    return sorted(range(n), key=scores.__getitem__, reverse=True)[:k]
+
+
+QUESTIONS = [
+    "When did I go {activity} with {name} in {place}?",
+    "What did {name} say about the {work} last month?",
+    "Where did we have {food} with {name}?",
+    "Did I buy a new {thing} before the trip to {place}?",
+    "How was I feeling about the {work} in March?",
+]
+
+
+def measure(
     messages: int,
     users: int,
-    out: Path,
     seed: int = 7,
     adds: int = 200,
     queries: int = 500,
-    index_dir: Path | None = None,
     searches: int = 200,
+    warmup: int = 30,
+    rebuilds: int = 5,
 ) -> dict:
+    """One configuration, in this process (see the module's doc)."""
     from tqdm import tqdm
 
-    tmp = Path(tempfile.mkdtemp(prefix="refind-perf-")) if index_dir is None else index_dir
+    t0 = time.perf_counter()
+    second_n = messages // 5
+    first = list(corpus(messages - second_n, users, seed))
+    second = list(corpus(second_n, users, seed + 1, prefix="t"))
+    generate_s = time.perf_counter() - t0
+    tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
     try:
         mem = refind.Memory(tmp / "index")
-        bar = tqdm(total=messages, unit="msg", desc="ingest", file=sys.stderr, mininterval=1.0)
-        t0 = time.perf_counter()
-        result = mem.import_sessions(corpus(messages, users, seed), progress=bar.update)
-        ingest_s = time.perf_counter() - t0
-        bar.close()
-        assert mem.count() == messages == result.added, (mem.count(), messages, result)
+        fresh, added1 = _import_rate(mem, first, "ingest fresh")
+        existing, added2 = _import_rate(mem, second, "ingest existing")
+        again, added3 = _import_rate(mem, first, "re-import")
+        assert added1 + added2 == messages == mem.count() and added3 == 0, (added1, added2, added3)
 
-        rng = random.Random(seed + 1)
+        rng = random.Random(seed + 2)
         texts = _message_texts(rng)
         add_ms = []
         for i in tqdm(range(adds), desc="add20", file=sys.stderr, mininterval=1.0):
@@ -302,66 +384,212 @@ def run(
             )
             query_ms.append((time.perf_counter() - t) * 1000)
             hits_total += len(hits)
-        questions = [
-            "When did I go {activity} with {name} in {place}?",
-            "What did {name} say about the {work} last month?",
-            "Where did we have {food} with {name}?",
-            "Did I buy a new {thing} before the trip to {place}?",
-            "How was I feeling about the {work} in March?",
-        ]
-        search_ms = []
+
         now = START_MS + YEAR_MS
+        for i in range(warmup):
+            mem.search(_fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now)
+        search_ms = []
         for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
             user = f"user-{rng.randrange(users):05d}"
-            q = _fill(questions[i % len(questions)], rng)
+            q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
             t = time.perf_counter()
             mem.search(q, user, now=now)
             search_ms.append((time.perf_counter() - t) * 1000)
+        settings = mem.settings.model_dump()
         mem.close()
-        report = {
-            "messages": messages,
-            "users": users,
-            "ingest_msgs_per_s": round(messages / ingest_s, 1),
-            "ingest_s": round(ingest_s, 2),
-            "add20_p50_ms": round(statistics.median(add_ms), 2),
-            "add20_p95_ms": round(_pct(add_ms, 95), 2),
-            "query_p50_ms": round(statistics.median(query_ms), 3),
-            "query_p95_ms": round(_pct(query_ms, 95), 3),
-            "query_mean_hits": round(hits_total / max(queries, 1), 1),
-            "search_p50_ms": round(statistics.median(search_ms), 2) if search_ms else None,
-            "search_p95_ms": round(_pct(search_ms, 95), 2) if search_ms else None,
-            "rss_mb": round(_rss_peak_mb(), 1),
-            "settings": {
-                "seed": seed,
-                "adds": adds,
-                "queries": queries,
-                "searches": searches,
-                **mem.settings.model_dump(),
-            },
-            "refind_version": refind.__version__,
-        }
     finally:
-        if index_dir is None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    from refind.timeparse import parse_time_range
+
+    parse_ms = []
+    for i in range(2000):
+        q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+        t = time.perf_counter()
+        parse_time_range(q, now)
+        parse_ms.append((time.perf_counter() - t) * 1000)
+
+    history = [m.content for log in first + second if log.user_id == "user-00000" for m in log.messages]
+    rebuild_ms = []
+    for i in range(rebuilds):
+        q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+        t = time.perf_counter()
+        refind_rebuild(history, q)
+        rebuild_ms.append((time.perf_counter() - t) * 1000)
+    report = {
+        "messages": messages,
+        "users": users,
+        "messages_per_user": messages // users,
+        "generate_s": round(generate_s, 2),
+        "ingest_fresh_msgs_per_s": fresh,
+        "ingest_existing_msgs_per_s": existing,
+        "reimport_msgs_per_s": again,
+        **_dist("add20", add_ms),
+        **_dist("query", query_ms),
+        "query_mean_hits": round(hits_total / max(queries, 1), 1),
+        **_dist("search", search_ms),
+        **_dist("parse_time_range", parse_ms),
+        "refind_rebuild_messages": len(history),
+        **_dist("refind_rebuild", rebuild_ms),
+        "search_speedup_vs_rebuild": round(statistics.median(rebuild_ms) / statistics.median(search_ms), 1),
+        "rss_mb": round(_rss_peak_mb(), 1),
+        "settings": {
+            "seed": seed,
+            "adds": adds,
+            "queries": queries,
+            "searches": searches,
+            "warmup": warmup,
+            "rebuilds": rebuilds,
+            **settings,
+        },
+        "refind_version": refind.__version__,
+    }
+    return report
+
+
+def measure_dataset(path: Path) -> dict:
+    """Bulk import of a LongMemEval file's sessions (loaded into memory first) into an empty index, then
+    the same import again."""
+    t0 = time.perf_counter()
+    logs = list(iter_longmemeval(path))
+    load_s = time.perf_counter() - t0
+    tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
+    try:
+        mem = refind.Memory(tmp / "index")
+        fresh, added = _import_rate(mem, logs, "longmemeval fresh")
+        again, added_again = _import_rate(mem, logs, "longmemeval re-import")
+        mem.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "dataset": str(path),
+        "users": len({log.user_id for log in logs}),
+        "sessions": len(logs),
+        "messages": sum(len(log.messages) for log in logs),
+        "added": added,
+        "added_again": added_again,
+        "load_s": round(load_s, 2),
+        "ingest_fresh_msgs_per_s": fresh,
+        "reimport_msgs_per_s": again,
+        "rss_mb": round(_rss_peak_mb(), 1),
+    }
+
+
+def _child(args: list[str]) -> dict:
+    """One configuration in a fresh interpreter (its own JVM, cold caches, its own peak RSS)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "perf", "--one", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+def run(
+    messages: int,
+    users: list[int],
+    out: Path,
+    seed: int = 7,
+    adds: int = 200,
+    queries: int = 500,
+    searches: int = 200,
+    warmup: int = 30,
+    rebuilds: int = 5,
+    longmemeval: Path | None = None,
+) -> dict:
+    configs = []
+    for u in users:
+        configs.append(
+            _child(
+                [
+                    f"--messages={messages}",
+                    f"--users={u}",
+                    f"--seed={seed}",
+                    f"--adds={adds}",
+                    f"--queries={queries}",
+                    f"--searches={searches}",
+                    f"--warmup={warmup}",
+                    f"--rebuilds={rebuilds}",
+                ]
+            )
+        )
+    report: dict = {"configs": configs}
+    if longmemeval is not None:
+        report["longmemeval"] = _child([f"--longmemeval={longmemeval}"])
+    if len(configs) > 1:
+        small, large = configs[0], configs[-1]
+        report["ratios"] = {
+            "per_user": f"{large['messages_per_user']} / {small['messages_per_user']}",
+            "search_p50": round(large["search_p50_ms"] / small["search_p50_ms"], 2),
+            "add20_p50": round(large["add20_p50_ms"] / small["add20_p50_ms"], 2),
+            "query_p50": round(large["query_p50_ms"] / small["query_p50_ms"], 2),
+        }
     out.mkdir(parents=True, exist_ok=True)
     (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 
+def _users(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("user counts must be positive")
+    return values
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks perf", description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=100_000)
-    ap.add_argument("--users", type=int, default=100)
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--users", type=_users, default=[100], help="user counts, comma-separated: one run each")
+    ap.add_argument("--out", type=Path, help="where perf.json goes (required but with --one)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--adds", type=int, default=200, help="timed adds of 20 messages")
     ap.add_argument("--queries", type=int, default=500, help="timed queries")
     ap.add_argument("--searches", type=int, default=200, help="timed Memory.search calls (heuristic agent)")
+    ap.add_argument("--warmup", type=int, default=30, help="untimed searches before the timed ones")
+    ap.add_argument("--rebuilds", type=int, default=5, help="timed ReFind-style BM25 rebuilds")
+    ap.add_argument("--longmemeval", type=Path, help="also measure importing this LongMemEval file")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    argv = list(sys.argv[2:] if argv is None else argv)
     args = ap.parse_args(argv)
-    if args.messages < 1 or args.users < 1:
-        ap.error("--messages and --users must be positive")
+    if args.messages < 1:
+        ap.error("--messages must be positive")
+    if args.one:
+        if args.longmemeval is not None:
+            report = measure_dataset(args.longmemeval)
+        else:
+            report = measure(
+                args.messages,
+                args.users[0],
+                args.seed,
+                args.adds,
+                args.queries,
+                args.searches,
+                args.warmup,
+                args.rebuilds,
+            )
+        print(json.dumps(report))
+        return 0
+    if args.out is None:
+        ap.error("--out is required")
     report = run(
-        args.messages, args.users, args.out, args.seed, args.adds, args.queries, searches=args.searches
+        args.messages,
+        args.users,
+        args.out,
+        args.seed,
+        args.adds,
+        args.queries,
+        args.searches,
+        args.warmup,
+        args.rebuilds,
+        args.longmemeval,
     )
-    print(json.dumps({k: v for k, v in report.items() if k != "settings"}, indent=2))
+    report = {"command": "python -m benchmarks perf " + " ".join(argv), **report}
+    (args.out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "configs"}, indent=2))
+    for c in report["configs"]:
+        print(json.dumps({k: v for k, v in c.items() if k != "settings"}))
     return 0
