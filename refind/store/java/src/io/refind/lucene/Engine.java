@@ -49,6 +49,7 @@ import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.IndexOrDocValuesQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
@@ -243,6 +244,21 @@ public final class Engine implements Closeable {
     return new TermInSetQuery(field, refs);
   }
 
+  /**
+   * A range over a field indexed both as points and as doc values: Lucene walks the points when the range
+   * leads the query, and checks the doc values of the few candidates when another clause leads (a user's
+   * window, a session), instead of collecting every matching document of the index first.
+   */
+  private static Query intRange(String field, int lo, int hi) {
+    return new IndexOrDocValuesQuery(
+        IntPoint.newRangeQuery(field, lo, hi), NumericDocValuesField.newSlowRangeQuery(field, lo, hi));
+  }
+
+  private static Query longRange(String field, long lo, long hi) {
+    return new IndexOrDocValuesQuery(
+        LongPoint.newRangeQuery(field, lo, hi), NumericDocValuesField.newSlowRangeQuery(field, lo, hi));
+  }
+
   private static List<String> strings(JsonNode node) {
     List<String> out = new ArrayList<>();
     if (node != null && node.isArray()) {
@@ -270,7 +286,7 @@ public final class Engine implements Closeable {
       if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
         long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
         long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
-        b.add(LongPoint.newRangeQuery("ts", lo, hi), Occur.FILTER);
+        b.add(longRange("ts", lo, hi), Occur.FILTER);
       }
       if (f.hasNonNull("session_ids")) {
         b.add(termSet("session_id", strings(f.get("session_ids"))), Occur.FILTER);
@@ -416,7 +432,7 @@ public final class Engine implements Closeable {
               JsonNode span = list.get(i);
               int lo = (int) Math.max(span.get(1).asLong(), 0);
               int hi = (int) Math.min(span.get(2).asLong(), Integer.MAX_VALUE);
-              ranges.add(IntPoint.newRangeQuery("turn", lo, hi), Occur.SHOULD);
+              ranges.add(intRange("turn", lo, hi), Occur.SHOULD);
             }
           }
           BooleanQuery.Builder one = new BooleanQuery.Builder();
