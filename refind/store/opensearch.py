@@ -341,6 +341,7 @@ class OpenSearchStore:
     many threads."""
 
     path: Path | None = None
+    shared_writers = True  # any number of processes may write at once (docs/scale-out.md, "Guarantees")
 
     def __init__(
         self,
