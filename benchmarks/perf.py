@@ -259,12 +259,15 @@ def run(
     queries: int = 500,
     index_dir: Path | None = None,
     searches: int = 200,
+    store: str | None = None,
 ) -> dict:
+    """``store``: a store URL (``opensearch://host:port/prefix``, a fresh prefix: it must hold nothing)
+    instead of a temporary index directory."""
     from tqdm import tqdm
 
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-")) if index_dir is None else index_dir
     try:
-        mem = refind.Memory(tmp / "index")
+        mem = refind.Memory(store if store is not None else tmp / "index")
         bar = tqdm(total=messages, unit="msg", desc="ingest", file=sys.stderr, mininterval=1.0)
         t0 = time.perf_counter()
         result = mem.import_sessions(corpus(messages, users, seed), progress=bar.update)
@@ -339,6 +342,7 @@ def run(
                 **mem.settings.model_dump(),
             },
             "refind_version": refind.__version__,
+            "store": mem.location if store is not None else "lucene (a temporary directory)",
         }
     finally:
         if index_dir is None:
@@ -357,11 +361,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adds", type=int, default=200, help="timed adds of 20 messages")
     ap.add_argument("--queries", type=int, default=500, help="timed queries")
     ap.add_argument("--searches", type=int, default=200, help="timed Memory.search calls (heuristic agent)")
+    ap.add_argument(
+        "--store",
+        default=None,
+        help="a store URL with a fresh prefix (opensearch://host:9200/perf) instead of Lucene",
+    )
     args = ap.parse_args(argv)
     if args.messages < 1 or args.users < 1:
         ap.error("--messages and --users must be positive")
     report = run(
-        args.messages, args.users, args.out, args.seed, args.adds, args.queries, searches=args.searches
+        args.messages,
+        args.users,
+        args.out,
+        args.seed,
+        args.adds,
+        args.queries,
+        searches=args.searches,
+        store=args.store,
     )
     print(json.dumps({k: v for k, v in report.items() if k != "settings"}, indent=2))
     return 0

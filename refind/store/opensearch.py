@@ -523,14 +523,16 @@ class OpenSearchStore:
         return self._call("search", lambda: self._client.search(**kw))  # type: ignore[no-any-return]
 
     def _scan(
-        self, index: str, query: dict[str, Any], routing: str | None, **extra: Any
+        self, index: str, query: dict[str, Any], routing: str | None, page: int = _PAGE, **extra: Any
     ) -> Iterator[dict[str, Any]]:
-        """Every document matching ``query``, in insertion order (``seq``), paged with search_after."""
+        """Every document matching ``query``, in insertion order (``seq``), paged with search_after
+        (``page``: documents per request; a good guess of the total saves the shard a large queue)."""
+        page = max(1, min(page, _PAGE))
         after: list[Any] | None = None
         while True:
             body: dict[str, Any] = {
                 "query": query,
-                "size": _PAGE,
+                "size": page,
                 "sort": [{"seq": "asc"}, {"mid" if index == "messages" else "session_id": "asc"}],
                 "track_total_hits": False,
                 **extra,
@@ -539,7 +541,7 @@ class OpenSearchStore:
                 body["search_after"] = after
             hits = self._search(index, body, routing)["hits"]["hits"]
             yield from hits
-            if len(hits) < _PAGE:
+            if len(hits) < page:
                 return
             after = hits[-1]["sort"]
 
@@ -658,7 +660,14 @@ class OpenSearchStore:
             used += cost
         for chunk in chunks:
             should = []
+            expected = 0  # turns the chunk's spans can hold: the first page's size
             for sid in chunk:
+                idx = by_session[sid]
+                expected += (
+                    _PAGE
+                    if len(idx) > 64
+                    else sum(min(int(spans[i][2]), _MAX_TURN) - max(int(spans[i][1]), 0) + 1 for i in idx)
+                )
                 idx = by_session[sid]
                 one: list[dict[str, Any]] = [{"term": {"session_id": sid}}]
                 if len(idx) <= 64:
@@ -670,7 +679,8 @@ class OpenSearchStore:
                     one.append({"bool": {"should": ranges}})
                 should.append({"bool": {"filter": one}})
             query = {"bool": {"filter": [self._user(user_id), {"bool": {"should": should}}]}}
-            for h in self._hits(list(self._scan("messages", query, user_id, _source=["raw"])), False, True):
+            scan = self._scan("messages", query, user_id, page=expected + 1, _source=["raw"])
+            for h in self._hits(list(scan), False, True):
                 for i in by_session.get(h.session_id, ()):
                     if spans[i][1] <= h.turn <= spans[i][2]:
                         out[i].append(h)
