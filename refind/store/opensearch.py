@@ -330,6 +330,7 @@ class _Read:
     seq_no: int | None  # None: absent when read
     primary_term: int | None
     tail: str | None  # the stored tail (raw JSON) or None
+    text: str | None = None  # the stored text (to put back if the commit that replaced it fails)
 
 
 class OpenSearchStore:
@@ -791,7 +792,9 @@ class OpenSearchStore:
                 missing_tail.setdefault(key[0], []).append(key[1])
                 continue
             src = d["_source"]
-            reads[key] = _Read(int(d["_seq_no"]), int(d["_primary_term"]), src.get("tail"))
+            reads[key] = _Read(
+                int(d["_seq_no"]), int(d["_primary_term"]), src.get("tail"), src.get("contents")
+            )
             tail = _hit_raw(src["tail"]) if src.get("tail") else None
             out[key] = SessionState(tail=tail, text=src.get("contents"))
             if tail is None:
@@ -1055,6 +1058,12 @@ class OpenSearchStore:
                     meta = {**meta, "if_seq_no": read.seq_no, "if_primary_term": read.primary_term}
             actions.append(({"index": meta}, body))
         raced: set[tuple[str, str]] = set()
+        undo: list[
+            tuple[tuple[str, str], int, int, _Read]
+        ] = []  # CAS'd session documents: (key, seq, term, read)
+        with self._lock:
+            for key in docs:
+                self._reads.pop(key, None)  # the next write of it reads it again
         if actions:
             results = self._bulk(actions, "wait_for")
             for i, (status, item) in enumerate(results):
@@ -1063,9 +1072,19 @@ class OpenSearchStore:
                         raced.add(cas[i])
                 elif status >= 300 and not (status == 404 and "delete" in actions[i][0]):
                     raise StoreError(f"OpenSearch at {self.location} refused a session document: {item}")
-        with self._lock:
-            for key in docs:
-                self._reads.pop(key, None)  # the next write of it reads it again
+                elif i in cas and status < 300 and "_seq_no" in item:
+                    undo.append((cas[i], int(item["_seq_no"]), int(item["_primary_term"]), reads[cas[i]]))
+        try:
+            self._send_messages(run, raced)
+        except WriteRaced:  # everything but the raced sessions was written, and stays
+            raise
+        except BaseException:
+            self._undo(run, raced, undo)
+            raise
+
+    def _send_messages(
+        self, run: list[tuple[WriteBatch, _Claim | None]], raced: set[tuple[str, str]]
+    ) -> None:
         # the messages (not those of raced sessions), then the markers of the batches fully written
         writes: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
         added = int(time.time() * 1000)
@@ -1106,6 +1125,56 @@ class OpenSearchStore:
             raise WriteRaced(
                 f"another writer changed session(s) {sorted(raced)} meanwhile; their adds were not written",
                 frozenset(raced),
+            )
+
+    def _undo(
+        self,
+        run: list[tuple[WriteBatch, _Claim | None]],
+        raced: set[tuple[str, str]],
+        sessions: list[tuple[tuple[str, str], int, int, _Read]],
+    ) -> None:
+        """After a commit failed past its session documents: delete the messages it wrote under new ids and
+        put back the session documents it replaced (each only while it still holds this commit's write),
+        so a retry of the add resolves the same turns again. Best effort: what the cluster refuses now
+        stays (docs/scale-out.md, "Failures")."""
+        actions: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        for batch, _ in run:
+            for r in batch.records:
+                if not r.replace and (r.user_id, r.session_id) not in raced:
+                    meta: dict[str, Any] = {
+                        "_index": self.index["messages"],
+                        "_id": _doc_id(r.user_id, r.id),
+                        "routing": r.user_id,
+                    }
+                    actions.append(({"delete": meta}, None))
+        for (user, sid), seq_no, term, read in sessions:
+            meta = {
+                "_index": self.index["sessions"], "_id": _doc_id(user, sid), "routing": user,
+                "if_seq_no": seq_no, "if_primary_term": term,
+            }  # fmt: skip
+            if read.seq_no is None:
+                actions.append(({"delete": meta}, None))
+            elif read.text is not None:
+                body: dict[str, Any] = {
+                    "user_id": user,
+                    "session_id": sid,
+                    "seq": self._next_seq(),
+                    "contents": read.text,
+                    "w": "undo",
+                }
+                if read.tail is not None:
+                    body["tail"] = read.tail
+                actions.append(({"index": meta}, body))
+        if not actions:
+            return
+        try:
+            lines: list[Any] = [
+                x for meta, body in actions for x in ((meta,) if body is None else (meta, body))
+            ]
+            self._client.bulk(body=lines, refresh="wait_for", request_timeout=10)
+        except Exception as exc:
+            log.warning(
+                "could not undo a failed commit on %s (%s); its messages may stay", self.location, exc
             )
 
     def _written_by(self, key: tuple[str, str], token: str) -> bool:
