@@ -37,8 +37,9 @@ def run(
     dataset: str, data: Path, store: str, shards: list[int], out: Path, limit: int | None = None
 ) -> dict[str, Any]:
     ds = load_dataset(dataset, data)
-    questions = [q for q in ds.questions if q.gold_sessions][:limit]
-    keys = sorted({q.haystack for q in questions})
+    asked = [q for q in ds.questions if q.gold_sessions]
+    keys = sorted({q.haystack for q in asked})  # every user's haystack is in the index, asked or not
+    questions = asked[:limit]
     logs = [
         s.to_log(f"h:{key}") for key, sessions in ds.haystacks(keys) for s in sessions
     ]  # one user per haystack
@@ -72,7 +73,7 @@ def run(
                     / len(questions),
                     4,
                 ),
-                "questions_with_other_top5_than_embedded": sum(
+                "questions_with_other_top5_list_than_embedded": sum(
                     1 for a, b in zip(ranked, base, strict=True) if a[:K] != b[:K]
                 ),
             }

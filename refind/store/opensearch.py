@@ -388,6 +388,7 @@ class OpenSearchStore:
             "max_retries": 2,  # the client tries other nodes at once; _call retries with backoff after
             "retry_on_timeout": True,
             "http_compress": False,
+            "pool_maxsize": 32,  # per node: the service's thread pool calls from 16 threads
         }
         if loc.username is not None:
             kwargs["http_auth"] = (loc.username, loc.password or "")
