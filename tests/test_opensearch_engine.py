@@ -6,10 +6,12 @@ node, as separate ``refind serve --workers`` processes do: nothing is shared bet
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -156,3 +158,28 @@ def test_serve_workers_is_refused_on_the_embedded_engine(tmp_path: object) -> No
 
     with pytest.raises(refind.SetupError, match="--workers 4 needs an engine that several processes write"):
         serve(":memory:", workers=4, port=0)
+
+
+def test_the_cli_imports_searches_and_counts_on_a_store_url(location: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from refind.cli import main
+
+    log = tmp_path / "chat.jsonl"
+    log.write_text(
+        '{"user_id": "maya", "session_id": "s1", "role": "user", "content": "I adopted a grey cat named Miso",'
+        ' "timestamp": "2024-03-02T10:00:00Z"}\n'
+    )
+    runner = CliRunner()
+    done = runner.invoke(main, ["--store", location, "import", str(log), "--quiet"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    found = runner.invoke(
+        main, ["--store", location, "search", "what is my cat called?", "--user", "maya", "--json"]
+    )
+    assert found.exit_code == 0 and "Miso" in found.output, found.output
+    stats = runner.invoke(
+        main, ["stats", "--json"], env={"REFIND_STORE": location, "REFIND_DATA": str(tmp_path)}
+    )
+    assert stats.exit_code == 0 and json.loads(stats.output)["messages"] == 1, stats.output
+    both = runner.invoke(main, ["--store", location, "--data", str(tmp_path), "stats"])
+    assert both.exit_code == 2 and "not both" in both.output
