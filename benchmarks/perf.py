@@ -337,8 +337,11 @@ def measure(
     searches: int = 200,
     warmup: int = 30,
     rebuilds: int = 5,
+    store: str | None = None,
 ) -> dict:
-    """One configuration, in this process (see the module's doc)."""
+    """One configuration, in this process (see the module's doc). ``store``: a store URL
+    (``opensearch://host:port/prefix``) instead of a temporary index directory; ``-{users}u`` is appended
+    to its prefix, which must hold nothing."""
     from tqdm import tqdm
 
     t0 = time.perf_counter()
@@ -348,7 +351,7 @@ def measure(
     generate_s = time.perf_counter() - t0
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
     try:
-        mem = refind.Memory(tmp / "index")
+        mem = refind.Memory(f"{store}-{users}u" if store is not None else tmp / "index")
         fresh, added1 = _import_rate(mem, first, "ingest fresh")
         existing, added2 = _import_rate(mem, second, "ingest existing")
         again, added3 = _import_rate(mem, first, "re-import")
@@ -433,6 +436,7 @@ def measure(
         **_dist("refind_rebuild", rebuild_ms),
         "search_speedup_vs_rebuild": round(statistics.median(rebuild_ms) / statistics.median(search_ms), 1),
         "rss_mb": round(_rss_peak_mb(), 1),
+        "store": store or "lucene (a temporary directory)",
         "settings": {
             "seed": seed,
             "adds": adds,
@@ -497,6 +501,7 @@ def run(
     warmup: int = 30,
     rebuilds: int = 5,
     longmemeval: Path | None = None,
+    store: str | None = None,
 ) -> dict:
     configs = []
     for u in users:
@@ -511,6 +516,7 @@ def run(
                     f"--searches={searches}",
                     f"--warmup={warmup}",
                     f"--rebuilds={rebuilds}",
+                    *([f"--store={store}"] if store is not None else []),
                 ]
             )
         )
@@ -552,6 +558,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=30, help="untimed searches before the timed ones")
     ap.add_argument("--rebuilds", type=int, default=5, help="timed ReFind-style BM25 rebuilds")
     ap.add_argument("--longmemeval", type=Path, help="also measure importing this LongMemEval file")
+    ap.add_argument(
+        "--store", help="a store URL with a fresh prefix (opensearch://host:9200/perf) instead of Lucene"
+    )
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     argv = list(sys.argv[2:] if argv is None else argv)
     args = ap.parse_args(argv)
@@ -570,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.searches,
                 args.warmup,
                 args.rebuilds,
+                store=args.store,
             )
         print(json.dumps(report))
         return 0
@@ -586,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         args.warmup,
         args.rebuilds,
         args.longmemeval,
+        store=args.store,
     )
     report = {"command": "python -m benchmarks perf " + " ".join(argv), **report}
     (args.out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -7,7 +7,8 @@
     refind stats [--json]                        messages and users in the index (read-only)
     refind delete-user maya [--yes]
 
-``--data DIR`` (or ``$REFIND_DATA``) picks the index directory. Reading commands (search, stats) open it
+``--data DIR`` (or ``$REFIND_DATA``) picks the index directory; ``--store URL`` (or ``$REFIND_STORE``) picks any
+engine instead, e.g. ``opensearch://host:9200/prefix`` (docs/scale-out.md). Reading commands (search, stats) open it
 read-only, so they work beside a running ``refind serve``. Results go to stdout; progress, warnings and
 errors to stderr.
 
@@ -131,10 +132,19 @@ def _setup_logging(verbose: bool) -> None:
     show_envvar=True,
     help="Index directory. Default: $REFIND_DATA, else $XDG_DATA_HOME/refind or ~/.local/share/refind.",
 )
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    envvar="REFIND_STORE",
+    show_envvar=True,
+    help="Where the messages live, instead of --data: a directory, or opensearch://host:9200/prefix "
+    "(opensearchs:// for TLS; credentials in docs/scale-out.md).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also show the library's info messages on stderr.")
 @click.version_option(refind.__version__, "--version", prog_name="refind")
 @click.pass_context
-def main(ctx: click.Context, data: Path | None, verbose: bool) -> None:
+def main(ctx: click.Context, data: Path | None, store: str | None, verbose: bool) -> None:
     """refind: search an AI agent's raw chat history the way a person searches a chat app.
 
     Messages are kept verbatim in a local Lucene index; a question runs a few keyword rounds with time
@@ -142,7 +152,12 @@ def main(ctx: click.Context, data: Path | None, verbose: bool) -> None:
 
     Start with `refind demo`.
     """
+    if store is not None and data is not None:
+        if ctx.get_parameter_source("data") is not click.core.ParameterSource.ENVIRONMENT:
+            raise click.UsageError("give --data or --store, not both")
+        data = None  # an explicit --store (or $REFIND_STORE) wins over $REFIND_DATA
     ctx.obj = data
+    ctx.meta["refind.store"] = store
     if ctx.invoked_subcommand != "serve":  # the service configures its own logging
         _setup_logging(verbose)
 
@@ -165,8 +180,16 @@ def _data_dir(ctx: click.Context, data: Path | None = None) -> Path | None:
     return Path(chosen).expanduser() if chosen is not None else None
 
 
+def _location(ctx: click.Context, data: Path | None = None) -> str | Path | None:
+    """The subcommand's --data, else the group's --store, else its --data (None: refind's default)."""
+    if data is not None:
+        return Path(data).expanduser()
+    store = ctx.find_root().meta.get("refind.store")
+    return str(store) if store else _data_dir(ctx)
+
+
 def _open(ctx: click.Context, data: Path | None, *, read_only: bool) -> refind.Memory:
-    return refind.Memory(_data_dir(ctx, data), read_only=read_only)
+    return refind.Memory(_location(ctx, data), read_only=read_only)
 
 
 def _agent(name: str) -> refind.Agent | None:
@@ -637,6 +660,13 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
 
 @main.command(context_settings=_CONTEXT)
 @_data_option
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    help="Where the messages live, instead of --data (here or before the command): "
+    "opensearch://host:9200/prefix for a cluster (docs/scale-out.md).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0 picks a free port."
@@ -701,6 +731,14 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
     help="Reader processes that run the searches, beside the one that writes. Default: one per core, at "
     "most 4; 0 runs them in the serving process.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Stateless serving processes on one port; more than 1 needs a remote engine (an opensearch:// "
+    "store). The embedded engine has one writer; its searches scale with the search workers instead.",
+)
 @click.option("--no-access-log", is_flag=True, help="Do not log one line per request.")
 @click.option(
     "--port-file",
@@ -712,6 +750,7 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
 def serve(
     ctx: click.Context,
     data: Path | None,
+    store: str | None,
     host: str,
     port: int,
     auth: str,
@@ -724,6 +763,7 @@ def serve(
     threads: int,
     max_in_flight: int | None,
     search_workers: int | None,
+    workers: int,
     no_access_log: bool,
     port_file: Path | None,
 ) -> None:
@@ -754,13 +794,16 @@ def serve(
         "threads": threads,
         "max_in_flight": max_in_flight,
         "search_workers": search_workers,
+        "workers": workers,
         "access_log": not no_access_log,
         "port_file": port_file,
     }
     if max_body_bytes is not None:
         options["max_body_bytes"] = max_body_bytes
     try:
-        run_server(_data_dir(ctx, data), **options)
+        if store is not None and data is not None:
+            raise click.UsageError("give --data or --store, not both")
+        run_server(store if store is not None else _location(ctx, data), **options)
     except KeyboardInterrupt:  # the service has shut down cleanly
         ctx.exit(EXIT_INTERRUPTED)
 
@@ -806,7 +849,7 @@ def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, all
             raise _Failure("the MCP server needs the mcp SDK: pip install 'refind[mcp]'") from None
         raise
     try:
-        run_mcp(_data_dir(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
+        run_mcp(_location(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
 

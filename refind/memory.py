@@ -96,6 +96,17 @@ class Memory:
         return cls(":memory:", **overrides)
 
     @property
+    def shared(self) -> bool:
+        """Whether several processes may open this store's location and write at once (a remote engine,
+        such as OpenSearch: ``refind serve --workers N`` needs one)."""
+        return bool(getattr(self.store, "shared_writers", False))
+
+    @property
+    def location(self) -> str:
+        """Where the messages are: the index directory, or the engine's location (credentials left out)."""
+        return self._where()
+
+    @property
     def path(self) -> Path | None:
         """The index directory, or None for an index that has none (in memory, or a remote engine)."""
         return self.store.path

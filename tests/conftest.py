@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import refind
-from tests.opensearch_helpers import DevCluster, start_cluster
+from tests.opensearch_helpers import DevCluster, session_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("REFIND_SHARED_DATA") or ROOT.parent / "shared" / "data")
@@ -56,8 +56,10 @@ def locomo(
 
 
 @pytest.fixture(scope="session")
-def opensearch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
+def opensearch() -> Iterator[DevCluster]:
     """A real 1-node OpenSearch dev cluster for the whole session (tests/opensearch_helpers.py): started on
-    first use, stopped at the end; skipped when Java or mvn is missing unless REFIND_REQUIRE_OPENSEARCH=1."""
-    with start_cluster(tmp_path_factory.mktemp("opensearch"), nodes=1) as cluster:
-        yield cluster
+    first use, stopped at the end; skipped when Java or mvn is missing unless REFIND_REQUIRE_OPENSEARCH=1.
+    The OpenSearch engine's tests (tests/engines.py) use the same node."""
+    cluster = session_cluster()
+    yield cluster
+    cluster.stop()

@@ -5,9 +5,10 @@ and what the engine can do beyond the protocol's reads and writes (reopen its da
 read-only reader beside its writer). ``tests/test_engine_contract.py`` runs its suite over every entry;
 search, agent and evidence tests take ``engine_memory(name, tmp)`` for the names they run on.
 
-To add an engine (OpenSearch next): add an entry whose ``make`` connects to a fresh index (a per-test
-prefix) and whose ``unavailable`` says why it cannot run here (no cluster) so its tests skip with that
-reason, e.g. ``unavailable=tests.opensearch_helpers.unavailable_reason``.
+To add an engine: add an entry whose ``make`` gives a new, empty one and whose ``unavailable`` says why it
+cannot run here so its tests skip with that reason. The ``opensearch`` entry connects to the test run's
+1-node dev cluster (:func:`tests.opensearch_helpers.session_cluster`, started on first use) with a fresh
+index prefix per test; without Java or mvn it skips (fails under ``REFIND_REQUIRE_OPENSEARCH=1``).
 
 The Lucene entries import :mod:`refind.store.lucene` only when a test makes one, so a run of the
 reference entry alone never starts a JVM.
@@ -15,6 +16,7 @@ reference entry alone never starts a JVM.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,12 +69,52 @@ def _reference(directory: Path, settings: Settings) -> Engine:
     return ReferenceStore(settings=settings)
 
 
+_prefixes: list[str] = []
+
+
+def _opensearch_location(directory: Path) -> str:
+    """The test's index prefix on the session's node (one per test directory)."""
+    import hashlib
+
+    from tests.opensearch_helpers import session_cluster
+
+    url = session_cluster().url.split("://", 1)[1]
+    return f"opensearch://{url}/t-{hashlib.sha1(str(directory).encode()).hexdigest()[:12]}"
+
+
+def _opensearch(directory: Path, settings: Settings) -> Engine:
+    from refind.store.opensearch import OpenSearchStore
+
+    store = OpenSearchStore(_opensearch_location(directory), settings=settings, stale_after=5)
+    _prefixes.append(store.loc.prefix)
+    while len(_prefixes) > 6:  # the indexes of earlier tests: dropped, so the node stays small
+        old = _prefixes.pop(0)
+        store._client.indices.delete(index=f"{old}-*", ignore_unavailable=True)
+    return store
+
+
+def _opensearch_unavailable() -> str | None:
+    from tests.opensearch_helpers import REQUIRE_ENV, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None and os.environ.get(REQUIRE_ENV) == "1":
+        return None  # let session_cluster() fail loudly instead of skipping
+    return reason
+
+
 ENGINES: dict[str, EngineKind] = {
     "lucene": EngineKind("lucene", _lucene_memory, jvm=True),
     "lucene-disk": EngineKind(
         "lucene-disk", _lucene_disk, location=lambda d: str(d / "index"), read_only=True, jvm=True
     ),
     "reference": EngineKind("reference", _reference),
+    "opensearch": EngineKind(
+        "opensearch",
+        _opensearch,
+        location=_opensearch_location,
+        read_only=True,
+        unavailable=_opensearch_unavailable,
+    ),  # fmt: skip
 }
 
 

@@ -25,11 +25,14 @@ that fails) is an error, never a skip.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -173,3 +176,29 @@ def start_cluster(
     finally:
         if (directory / "cluster.json").exists():
             run_script("stop", "--dir", str(directory), timeout=120)
+
+
+_session: DevCluster | None = None
+_session_lock = threading.Lock()
+
+
+def session_cluster() -> DevCluster:
+    """The test process's 1-node cluster, started on first use and stopped when the process exits (the
+    ``opensearch`` fixture and the OpenSearch entry of tests/engines.py share it: one node per run)."""
+    global _session
+    with _session_lock:
+        if _session is None:
+            require_tools()
+            fetch()
+            directory = Path(tempfile.mkdtemp(prefix="refind-os-"))
+            args = ["start", "--nodes", "1", "--dir", str(directory), "--heap", "512m"]
+            args += ["--timeout", str(START_TIMEOUT), "--owner-pid", str(os.getpid())]
+            try:
+                run_script(*args, timeout=START_TIMEOUT + 60)
+            except BaseException:
+                if (directory / "cluster.json").exists():
+                    run_script("stop", "--dir", str(directory), timeout=120, check=False)
+                raise
+            _session = DevCluster(directory)
+            atexit.register(lambda: run_script("stop", "--dir", str(directory), timeout=120, check=False))
+        return _session

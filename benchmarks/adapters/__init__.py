@@ -6,6 +6,7 @@
 | ``bm25`` | one Lucene BM25 query over messages (refind's store), sessions by best message | yes |
 | ``refind`` | ``Memory.search`` with the default (heuristic) agent | yes, once search exists |
 | ``refind-llm`` | ``Memory.search`` with the LLM agent | no: OpenAI-compatible endpoint |
+| ``refind-opensearch`` | ``refind`` over the OpenSearch engine, a fresh index prefix per haystack | no: ``$REFIND_BENCH_OPENSEARCH`` (a cluster) |
 | ``refind-http`` | ``refind``'s search through the HTTP service (``/add``, ``/search``), a sandboxed server per haystack | yes |
 | ``vector`` | OpenAI ``text-embedding-3-small``, cosine | no: OpenAI-compatible endpoint |
 
@@ -23,7 +24,7 @@ from benchmarks.adapters.base import Adapter, AdapterConfig, RankedItem
 from benchmarks.adapters.bm25 import BM25Adapter
 from benchmarks.adapters.grep import GrepAdapter
 from benchmarks.adapters.http import RefindHTTPAdapter
-from benchmarks.adapters.refind_agent import RefindAdapter, RefindLLMAdapter
+from benchmarks.adapters.refind_agent import RefindAdapter, RefindLLMAdapter, RefindOpenSearchAdapter
 from benchmarks.adapters.vector import VectorAdapter
 
 __all__ = ["ADAPTERS", "Adapter", "AdapterConfig", "RankedItem", "create", "unavailable"]
@@ -34,6 +35,7 @@ ADAPTERS: dict[str, Any] = {
     "refind": RefindAdapter,
     "refind-llm": RefindLLMAdapter,
     "refind-http": RefindHTTPAdapter,
+    "refind-opensearch": RefindOpenSearchAdapter,
     "vector": VectorAdapter,
 }
 

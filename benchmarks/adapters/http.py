@@ -108,7 +108,7 @@ class SpawnedServer:
     """``python -m refind.server`` in a child process on 127.0.0.1 and a free port (``--port 0``; the child
     reports the port it bound through ``--port-file``). ``start()`` returns once ``GET /health`` answers.
 
-    ``data_dir`` is the index directory; ``args`` more server flags; ``env`` overrides ``base_env`` (default:
+    ``data_dir`` is the index directory (or a store URL such as ``opensearch://host:port/prefix``); ``args`` more server flags; ``env`` overrides ``base_env`` (default:
     this process's environment); ``api_key`` is passed as ``REFIND_API_KEY``, never on the command line. Output goes to ``log_path``
     (default: ``server.log`` beside the index). ``stop()`` sends SIGTERM (a clean shutdown), then SIGKILL
     after ``timeout``; ``kill()`` is SIGKILL at once (crash tests).
@@ -125,6 +125,7 @@ class SpawnedServer:
         log_path: str | os.PathLike[str] | None = None,
         startup_timeout: float = 60.0,
     ) -> None:
+        self.location = str(data_dir)  # an index directory, or a store URL (opensearch://...: --store)
         self.data_dir = Path(data_dir)
         self.args = list(args)
         self.env = dict(env or {})
@@ -159,7 +160,8 @@ class SpawnedServer:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
         if self.api_key is not None:
             env["REFIND_API_KEY"] = self.api_key
-        cmd = [sys.executable, "-m", "refind.server", "--data", str(self.data_dir), "--host", "127.0.0.1"]
+        where = ["--store", self.location] if "://" in self.location else ["--data", str(self.data_dir)]
+        cmd = [sys.executable, "-m", "refind.server", *where, "--host", "127.0.0.1"]
         cmd += ["--port", "0", "--port-file", str(port_file), *self.args]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:

@@ -30,7 +30,7 @@ from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
 from refind.tokens import count_tokens
 
-__all__ = ["RefindAdapter", "RefindLLMAdapter", "openai_configured", "packed"]
+__all__ = ["RefindAdapter", "RefindLLMAdapter", "RefindOpenSearchAdapter", "openai_configured", "packed"]
 
 
 def openai_configured() -> bool:
@@ -140,3 +140,49 @@ class RefindLLMAdapter(RefindAdapter):
         return state.memory.search(
             question.text, _USER, now=question.now, top_k=k, agent=self._agent, max_tokens=max_tokens
         )
+
+
+class RefindOpenSearchAdapter(RefindAdapter):
+    """refind's search (the heuristic agent) over the OpenSearch engine: each haystack in a fresh index
+    prefix on the cluster ``$REFIND_BENCH_OPENSEARCH`` names (``opensearch://host:port[/prefix][?shards=N]``),
+    dropped after the haystack. Start a dev cluster with ``scripts/opensearch-dev start``
+    (docs/scale-out.md)."""
+
+    name = "refind-opensearch"
+
+    @staticmethod
+    def unavailable() -> str | None:
+        if not os.environ.get("REFIND_BENCH_OPENSEARCH"):
+            return "needs REFIND_BENCH_OPENSEARCH=opensearch://host:port (a cluster; scripts/opensearch-dev start)"
+        import importlib.util
+
+        if importlib.util.find_spec("opensearchpy") is None:
+            return "needs opensearch-py: pip install 'refind[opensearch]'"
+        return None
+
+    def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
+        import uuid
+        from urllib.parse import urlsplit, urlunsplit
+
+        import refind
+
+        base = urlsplit(os.environ["REFIND_BENCH_OPENSEARCH"])
+        prefix = f"{base.path.strip('/') or 'bench'}-{uuid.uuid4().hex[:10]}"
+        memory = refind.Memory(urlunsplit((base.scheme, base.netloc, "/" + prefix, base.query, "")))
+        self.info = {"store": memory.location.rsplit("-", 1)[0] + "-*", "query": base.query or "shards=1"}
+        try:
+            memory.import_sessions(s.to_log(_USER) for s in sessions)
+        except BaseException:
+            self._drop(memory)
+            raise
+        return _State(memory)
+
+    @staticmethod
+    def _drop(memory: Any) -> None:
+        try:
+            memory.store.drop()
+        finally:
+            memory.close()
+
+    def teardown(self, state: _State) -> None:
+        self._drop(state.memory)

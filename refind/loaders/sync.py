@@ -79,11 +79,17 @@ class ImportSummary(BaseModel):
 
 def default_state_path(mem: Memory) -> Path:
     """Where ``mem``'s import state lives: in its index directory, or under ``$XDG_STATE_HOME/refind``
-    (``~/.local/state/refind``) for an in-memory index."""
+    (``~/.local/state/refind``): ``import-state-memory.json`` for an in-memory index, one file per location
+    for a remote store (``import-state-<digest>.json``: two clusters never share a state)."""
     if mem.path is not None:
         return Path(mem.path) / STATE_FILE
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "refind" / "import-state-memory.json"
+    where = mem.location
+    if where in (":memory:", "reference://"):
+        return Path(base) / "refind" / "import-state-memory.json"
+    import hashlib
+
+    return Path(base) / "refind" / f"import-state-{hashlib.sha256(where.encode()).hexdigest()[:16]}.json"
 
 
 # ---------------------------------------------------------------------------------------------- the state

@@ -14,6 +14,7 @@ server is built: ``pip install 'refind[serve]'``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import ipaddress
 import logging
@@ -136,6 +137,7 @@ def serve(
     retention_interval_s: float = 3600.0,
     access_log: bool = True,
     port_file: str | os.PathLike[str] | None = None,
+    workers: int = 1,
 ) -> None:
     """Serve the index in ``data_dir`` (None: ``$REFIND_DATA`` or the per-user data directory) until
     SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``.
@@ -143,7 +145,10 @@ def serve(
     ``retention_days`` deletes messages older than that (:meth:`refind.Memory.delete_before`) at startup
     and every ``retention_interval_s`` seconds. ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
     see in the process list). ``port=0`` picks a free port; ``port_file`` receives the port once the
-    socket is bound (the service answers ``GET /health`` once it is ready). Errors before serving
+    socket is bound (the service answers ``GET /health`` once it is ready). ``workers`` > 1 runs that many
+    serving processes on the one socket, each with its own connection to the engine: only for an engine
+    that several processes write at once (``opensearch://``, :attr:`refind.Memory.shared`); the parent
+    forwards SIGTERM/SIGINT to them and returns once they are gone. Errors before serving
     (bad settings, the index locked by another process, the port taken) raise :class:`refind.RefindError`
     with one actionable line.
     """
@@ -163,11 +168,43 @@ def serve(
         search_workers=search_workers,
     )
     _require()
+    from refind.memory import Memory
+
+    if not 1 <= workers <= 64:
+        raise SetupError("workers: expected 1 to 64 serving processes")
+    if workers > 1:
+        probe = Memory(data_dir)  # opens (and creates) the store once, so a bad location fails here
+        try:
+            shared = probe.shared
+            where = probe.location
+        finally:
+            probe.close()
+        if not shared:
+            raise SetupError(
+                f"--workers {workers} needs an engine that several processes write at once (--store "
+                f"opensearch://host:9200/prefix); {where} has one writer: keep --workers 1 and let "
+                "--search-workers run its searches in reader processes"
+            )
+    sock = _bind(host, port)
+    if workers == 1:
+        _serve_one(sock, data_dir, config, log_level, access_log, port_file, host)
+        return
+    _serve_many(sock, workers, data_dir, config, log_level, access_log, port_file, host)
+
+
+def _serve_one(
+    sock: socket.socket,
+    data_dir: str | os.PathLike[str] | None,
+    config: ServerConfig,
+    log_level: str,
+    access_log: bool,
+    port_file: str | os.PathLike[str] | None,
+    host: str,
+) -> None:
     import uvicorn
 
     from refind.memory import Memory
 
-    sock = _bind(host, port)
     memory: Memory | None = None
     try:
         memory = Memory(data_dir)
@@ -203,3 +240,71 @@ def serve(
         sock.close()
         if port_file is not None:
             Path(port_file).unlink(missing_ok=True)
+
+
+def _serve_many(
+    sock: socket.socket,
+    workers: int,
+    data_dir: str | os.PathLike[str] | None,
+    config: ServerConfig,
+    log_level: str,
+    access_log: bool,
+    port_file: str | os.PathLike[str] | None,
+    host: str,
+) -> None:
+    """Fork ``workers`` serving processes on ``sock``; forward SIGTERM/SIGINT; wait for them all."""
+    import signal
+    import sys
+
+    pids: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: its own engine connection, its own uvicorn
+            code = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _serve_one(sock, data_dir, config, log_level, access_log, None, host)
+            except BaseException as exc:  # reported, then this process ends without unwinding the parent's
+                print(f"refind serve worker {os.getpid()}: {exc}", file=sys.stderr, flush=True)
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    interrupted = False
+
+    def forward(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        interrupted = interrupted or signum == signal.SIGINT
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGTERM)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if port_file is not None:
+            _write_port(port_file, sock.getsockname()[1])
+        log.info("serving with %d worker processes: %s", workers, " ".join(map(str, pids)))
+        failed = 0
+        for p in pids:
+            while True:
+                try:
+                    _, status = os.waitpid(p, 0)
+                    break
+                except ChildProcessError:
+                    status = 0
+                    break
+                except InterruptedError:  # pragma: no cover - PEP 475 retries
+                    continue
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0:
+                failed += 1
+                forward(signal.SIGTERM, None)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        sock.close()
+        if port_file is not None:
+            Path(port_file).unlink(missing_ok=True)
+    if interrupted:
+        raise KeyboardInterrupt
+    if failed:
+        raise SetupError(f"{failed} of {workers} serving processes failed; their errors are above")

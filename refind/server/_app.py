@@ -241,7 +241,7 @@ def build_app(
         if config.retention_days is not None and sweep is not None:
             runtime.retention = _Retention(sweep, config.retention_days, config.retention_interval_s)
             runtime.retention.start()
-        where = str(mem.path) if mem.path is not None else ":memory:"
+        where = mem.location
         log.info(
             "refind %s serving %s: auth=%s agent=%s threads=%d search_workers=%d max_in_flight=%d "
             "max_body_bytes=%d retention_days=%s",

@@ -38,10 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from refind.errors import StoreError
 from refind.models import Hit
 
 __all__ = [
     "MAX_QUERY_TERMS",
+    "AlreadyApplied",
+    "WriteRaced",
     "Engine",
     "Expired",
     "Filters",
@@ -56,6 +59,23 @@ __all__ = [
 
 MAX_QUERY_TERMS = 64
 """Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence)."""
+
+
+class AlreadyApplied(Exception):
+    """Raised by :meth:`Writer.write` of an engine shared by several writing processes (OpenSearch) when
+    the batch's request marker was already created, with the same body, by another writer whose write is
+    now committed: the write path reports the add as a duplicate and writes nothing."""
+
+
+class WriteRaced(StoreError):
+    """Raised by :meth:`Writer.commit` of an engine shared by several writing processes when another writer
+    changed a session between this writer's read of it (:meth:`Writer.session_states`) and the commit:
+    nothing of the batches touching ``keys`` ((user, session) pairs) was written; everything else was. The
+    write path resolves those adds again (new turns after the other writer's)."""
+
+    def __init__(self, message: str, keys: frozenset[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.keys = keys
 
 
 @dataclass(frozen=True, slots=True)

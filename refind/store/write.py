@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,13 +28,23 @@ from typing import Protocol
 
 from refind.errors import RequestConflict
 from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
-from refind.store.base import Engine, Marker, Record, SessionDoc, SessionState, WriteBatch
+from refind.store.base import (
+    AlreadyApplied,
+    Engine,
+    Marker,
+    Record,
+    SessionDoc,
+    SessionState,
+    WriteBatch,
+    WriteRaced,
+)
 
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
 SESSION_JOIN = "\n"
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
 _COMMIT_EVERY = 200_000  # messages between commits of an import
+_RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
 
 
 def join_session(contents: Iterable[str]) -> str:
@@ -228,7 +239,10 @@ class WritePath:
         self.engine = engine
         self._lock = threading.Lock()
         self._gen = 0
-        self._committed = 0
+        self._committed = (
+            0  # every write generation up to this one is settled: committed, or its commit failed
+        )
+        self._failed: list[tuple[int, int, BaseException]] = []  # (after, upto, error) of failed commits
         self._committing = False
         self._commit_cv = threading.Condition()
         self._pending = _Pending()
@@ -244,17 +258,44 @@ class WritePath:
         session_ms: int | None,
         session_text: str | None,
     ) -> AddResult:
-        """Write one add and return once it is durable and visible (see :meth:`refind.Memory.add`)."""
+        """Write one add and return once it is durable and visible (see :meth:`refind.Memory.add`).
+
+        With an engine that several processes write (OpenSearch), an add whose session another writer
+        changed between this add's read and its commit (:class:`~refind.store.base.WriteRaced`) is resolved
+        again, after the other writer's turns, a bounded number of times."""
+        for attempt in range(_RACE_RETRIES + 1):
+            try:
+                return self._add_once(user_id, session_id, messages, request_id, session_ms, session_text)
+            except WriteRaced as exc:
+                if (user_id, session_id) not in exc.keys or attempt == _RACE_RETRIES:
+                    raise
+                time.sleep(random.uniform(0, 0.02 * (attempt + 1)))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _add_once(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        request_id: str | None,
+        session_ms: int | None,
+        session_text: str | None,
+    ) -> AddResult:
         digest = body_digest(session_id, messages, session_ms) if request_id is not None else None
         with self._lock:
             duplicate_of = self._duplicate_of(user_id, request_id, digest) if request_id and digest else None
             if duplicate_of is None:
-                gen, added, replaced = self._write_add(
-                    user_id, session_id, messages, session_ms, session_text, request_id, digest
-                )
+                try:
+                    gen, added, replaced = self._write_add(
+                        user_id, session_id, messages, session_ms, session_text, request_id, digest
+                    )
+                except AlreadyApplied:  # another process applied this request id meanwhile
+                    duplicate_of, gen, added, replaced = 0, 0, 0, 0
             else:
                 gen, added, replaced = duplicate_of, 0, 0
-        self._await_commit(gen)  # a duplicate of a pending add waits for that add's commit
+        self._await_commit(
+            gen, (user_id, session_id)
+        )  # a duplicate of a pending add waits for that add's commit
         return AddResult(
             user_id=user_id,
             session_id=session_id,
@@ -366,13 +407,16 @@ class WritePath:
 
     # ------------------------------------------------------------------ commits
 
-    def _await_commit(self, gen: int) -> None:
-        """Return once a commit covers write generation ``gen``; one waiting thread commits for all."""
+    def _await_commit(self, gen: int, key: tuple[str, str] | None = None) -> None:
+        """Return once a commit covers write generation ``gen``; one waiting thread commits for all. When
+        the commit that covered it failed, raise its error (a :class:`WriteRaced` only to the adds of the
+        sessions it names: the others were written)."""
         while True:
             with self._commit_cv:
                 while self._committing and self._committed < gen:
                     self._commit_cv.wait()
                 if self._committed >= gen:
+                    self._raise_failure(gen, key)
                     return
                 self._committing = True
             snap = gen
@@ -380,10 +424,15 @@ class WritePath:
                 with self._lock:
                     snap = self._gen
                 self.engine.commit()
-            except BaseException:
+            except BaseException as exc:
                 with self._commit_cv:
+                    self._settle(snap, exc)
                     self._committing = False
                     self._commit_cv.notify_all()
+                with self._lock:
+                    self._pending.drop(snap)
+                if isinstance(exc, WriteRaced) and key not in exc.keys:
+                    return
                 raise
             with self._commit_cv:
                 self._committing = False
@@ -392,12 +441,34 @@ class WritePath:
             with self._lock:
                 self._pending.drop(snap)
 
+    def _settle(self, snap: int, exc: BaseException) -> None:
+        """Record that the commit of the generations after the last settled one up to ``snap`` failed
+        (holding the condition)."""
+        if snap > self._committed:
+            self._failed.append((self._committed, snap, exc))
+            del self._failed[:-64]
+            self._committed = snap
+
+    def _raise_failure(self, gen: int, key: tuple[str, str] | None) -> None:
+        for after, upto, exc in self._failed:
+            if after < gen <= upto:
+                if isinstance(exc, WriteRaced) and key not in exc.keys:
+                    return
+                raise exc
+
     def _commit_now(self) -> None:
         """Commit everything written so far (the caller holds the lock)."""
         if self._gen == self._committed:
             return
         snap = self._gen
-        self.engine.commit()
+        try:
+            self.engine.commit()
+        except BaseException as exc:
+            with self._commit_cv:
+                self._settle(snap, exc)
+                self._commit_cv.notify_all()
+            self._pending.drop(snap)
+            raise
         with self._commit_cv:
             self._committed = max(self._committed, snap)
             self._commit_cv.notify_all()
