@@ -77,6 +77,9 @@ class SearchSession:
         self.blocks: list[Evidence] = []
         self.trace: list[RoundTrace] = []
         self.finished = False
+        # give the top sessions without a block one at result time (an agent that must return only what
+        # its model saw turns this off)
+        self.complete_missing = True
         self._seen_before: set[str] = set()
         # session-level fusion across rounds: each round credits the sessions of its (over-fetched, fused)
         # hits by reciprocal rank, so a session several rounds point at outranks a one-off
@@ -300,7 +303,7 @@ class SearchSession:
         :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.render.pack`: what
         ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
         noted = [b for b in self.blocks if b.noted]
-        if not noted:
+        if not noted and self.complete_missing:
             self.complete()
         # final relevance: the session's fused score across rounds, then the block's own best hit
         chosen = noted or self.blocks
