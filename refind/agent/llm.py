@@ -3,8 +3,13 @@
 The model gets the question (and the multiple-choice options, as extra search material), today's date when
 known, and three tools (:mod:`refind.agent.tools`): ``search``, ``note``, ``finish``. Each call runs on the
 question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent.tools.ToolDispatcher`
-users' own agents get, and its observation (the new blocks with their ids, trimmed to
-``observation_tokens``) goes back as the tool message.
+users' own agents get, and its observation (the new blocks with their ids, packed for
+``observation_tokens`` as :func:`refind.render.pack` packs a budget) goes back as the tool message.
+
+What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
+observations showed plus at most ``unseen_tokens`` of the rest (packed, best first). Every request stays
+within ``conversation_tokens`` (default 12,000 or ``REFIND_LLM_CONVERSATION_TOKENS``): the oldest
+observations are replaced by the block ids they showed, and the agent stops when even that is not enough.
 
 Failures, in one place:
 
@@ -98,7 +103,9 @@ class LLMAgent:
     the calls too); ``timeout`` is seconds per request; ``max_retries`` the retries of one request;
     ``retry_wait`` the backoff's (multiplier, max) seconds; ``observation_tokens`` the size of each search
     result shown to the model; ``max_corrections`` the malformed calls corrected in a row before falling
-    back to ``fallback`` (default :class:`~refind.HeuristicAgent`).
+    back to ``fallback`` (default :class:`~refind.HeuristicAgent`); ``conversation_tokens`` the most tokens
+    one request may send; ``unseen_tokens`` the evidence the model was not shown that may still be handed
+    on when it noted nothing.
     """
 
     name = "llm"

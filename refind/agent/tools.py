@@ -220,7 +220,8 @@ class ToolDispatcher:
     ``ToolDispatcher(memory, user_id, now=..., top_k=..., window=...)`` keeps one
     :class:`~refind.search.SearchSession`, so repeated searches in one conversation skip what was already
     returned; :meth:`for_session` wraps an existing session (this is what :class:`LLMAgent` does).
-    ``observation_tokens`` bounds each search's tool message (whole blocks first, then a cut).
+    ``observation_tokens`` bounds each search's tool message (the new blocks packed for it, as
+    :func:`refind.render.pack` packs a budget; the ids of blocks left out listed at the end).
 
     :meth:`call` returns the tool message text and never raises on bad arguments; :meth:`execute` returns a
     :class:`ToolOutcome`; :meth:`handle` turns an assistant message's ``tool_calls`` into tool messages;
@@ -326,9 +327,9 @@ class ToolDispatcher:
     def _observation(
         self, keywords: str, ms_from: int | None, ms_to: int | None, new: Sequence[Evidence]
     ) -> str:
-        """The new blocks, best first, each under an ``[id ...]`` line, within ``observation_tokens``: whole
-        blocks while they fit, then the ids of the rest. Turns shown by earlier observations are not repeated
-        when a block grows."""
+        """The new blocks packed for ``observation_tokens`` (hits first, long turns cut around the matched
+        words), each block's parts under its ``[id ...]`` line, then the ids of blocks left out. Turns shown
+        by earlier observations are not repeated when a block grows."""
         where = f"search {_clip(keywords)!r}"
         if ms_from is not None or ms_to is not None:
             lo = _ms_to_day(ms_from) if ms_from is not None else "the start"
