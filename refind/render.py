@@ -16,8 +16,8 @@ before the next five get anything, so weak hits never crowd out the best context
    hit's own fused score fused with its session's rank), each with its session header and date, a long
    hit cut to the passage around its matched words (``PASSAGE_TOKENS``, at most B/8, the cut marked), so
    one long assistant answer cannot starve the hits after it;
-2. then the tier's context turns, nearest their hit first (distance 1 around every hit in hit order,
-   then 2...);
+2. then the tier's context turns, block by block in the order of their best hit, each block's nearest
+   its hits first (distance 1 around every hit of the block, then 2...);
 3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``);
 4. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
    dropped, and when anything fits at all the result is never empty.
@@ -406,19 +406,22 @@ def pack(
             take(bi, ti, _MIN_PASSAGE, cap=first)
         if not picks and hits:  # nothing fits whole enough: the best hit, as far as it goes
             take(*hits[0], 1, cap=first)
-        # 2. then context, nearest the hits first: distance 1 around every hit (best hits first), then 2...
+        # 2. then the tier's context: block by block (in the order of their best hit), each block's
+        # turns nearest its hits first (distance 1 around every hit of the block, then 2...)
         span = max((len(ranked[bi].turns) for bi, _ in hits), default=0)
-        for distance in range(1, span):
-            for bi, ti in hits:
-                if (bi, ti) not in picks:
-                    continue
-                for step in (-1, 1):
-                    tj = ti + step * distance
-                    inside = 0 <= tj < len(ranked[bi].turns)
-                    if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
+        for block_index in dict.fromkeys(bi for bi, _ in hits):
+            mine = [h for h in hits if h[0] == block_index]
+            for distance in range(1, span):
+                for bi, ti in mine:
+                    if (bi, ti) not in picks:
                         continue
-                    if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
-                        take(bi, tj, 8)
+                    for step in (-1, 1):
+                        tj = ti + step * distance
+                        inside = 0 <= tj < len(ranked[bi].turns)
+                        if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
+                            continue
+                        if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
+                            take(bi, tj, 8)
     # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens)
     for bi, ti in all_hits:
         p = picks.get((bi, ti))
