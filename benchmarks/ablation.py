@@ -15,6 +15,8 @@ variants' summaries are tabulated in ``OUT/ablation.md`` and ``OUT/ablation.json
 | session read-set | (a variant, not an ablation) skip whole sessions already read | ``REFIND_READSET=session`` |
 | no fusion | session fusion (hit rank only; no session documents) | ``REFIND_FUSION_W_SESSION=0``, ``REFIND_FUSION_SESSIONS=hits`` |
 | no time filters | the time-filtered round | ``REFIND_TIME_FILTERS=false`` |
+| no latest-first | the recency tie-break of current-state questions | ``REFIND_LATEST_BOOST=0`` |
+| feedback round | (off by default: switched on) the pseudo-relevance-feedback round | ``REFIND_FEEDBACK=true`` |
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "session read-set": {"REFIND_READSET": "session"},
     "no fusion": {"REFIND_FUSION_W_SESSION": "0", "REFIND_FUSION_SESSIONS": "hits"},
     "no time filters": {"REFIND_TIME_FILTERS": "false"},
+    "no latest-first": {"REFIND_LATEST_BOOST": "0"},
+    "feedback round": {"REFIND_FEEDBACK": "true"},
 }
 METRICS = [
     ("recall_all_at_k", "recall_all@k"),

@@ -15,7 +15,10 @@ def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
     turns: dict[int, Turn] = {t.turn: t for t in a.turns}
     for t in b.turns:
         if t.turn in turns:
-            turns[t.turn] = turns[t.turn].model_copy(update={"matched": turns[t.turn].matched or t.matched})
+            old = turns[t.turn]
+            turns[t.turn] = old.model_copy(
+                update={"matched": old.matched or t.matched, "score": max(old.score, t.score)}
+            )
         else:
             turns[t.turn] = t
     ordered = [turns[k] for k in sorted(turns)]

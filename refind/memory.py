@@ -279,7 +279,7 @@ class Memory:
             raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
         s = self.settings
         if agent is None:
-            agent = HeuristicAgent(s.max_rounds, time_filters=s.time_filters)
+            agent = HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback)
         elif not isinstance(agent, Agent):
             raise InvalidInput(
                 f"agent: expected an Agent (HeuristicAgent, LLMAgent), got {type(agent).__name__}"
@@ -317,6 +317,7 @@ class Memory:
             context_tokens=s.context_tokens,
             window_tokens=s.window_tokens,
             hit_tokens=s.hit_tokens,
+            latest_boost=s.latest_boost,
         )
 
     def _fusion(self) -> Fusion:

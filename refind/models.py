@@ -353,7 +353,9 @@ def parse_messages(messages: Any) -> list[Message]:
 
 
 class Turn(BaseModel):
-    """One message inside an evidence block; ``matched`` when a search hit it (not just its window)."""
+    """One message inside an evidence block; ``matched`` when a search hit it (not just its window).
+    ``score`` is a hit's own relevance: its best fused score over the rounds that hit it (0 for context);
+    packing for a budget orders the hits of every block by it."""
 
     id: str
     turn: int
@@ -363,6 +365,7 @@ class Turn(BaseModel):
     speaker: str | None = None
     time_text: str | None = None
     matched: bool = False
+    score: float = 0.0
 
 
 class Evidence(BaseModel):

@@ -8,12 +8,18 @@ turns a search hit marked ``* ``. A hit longer than ``hit_tokens`` is cut to the
 that matched; a context turn (the window around a hit) longer than ``context_tokens`` is cut keeping the
 side nearest its hit. A cut is marked ``[…]``.
 
-Packing for a budget of B tokens (:func:`pack`) spends the tokens on what answers first:
+Packing for a budget of B tokens (:func:`pack`) spends the tokens on what answers first, in tiers of
+``PACK_TIER`` sessions by fused relevance (the best five sessions get their hits and then their context
+before the next five get anything, so weak hits never crowd out the best context):
 
-1. every block's hit turns, blocks by relevance (a session's fused score), each hit cut to its matched
-   passage (at most ``hit_tokens``, less when little room is left), with its session header and date;
-2. then context turns, nearest their hit first (distance 1 for every block in relevance order, then 2...);
-3. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
+1. every hit turn of the tier, before any context: hits ordered across sessions by :func:`hit_order` (the
+   hit's own fused score fused with its session's rank), each with its session header and date, a long
+   hit cut to the passage around its matched words (``PASSAGE_TOKENS``, at most B/8, the cut marked), so
+   one long assistant answer cannot starve the hits after it;
+2. then the tier's context turns, block by block in the order of their best hit, each block's nearest
+   its hits first (distance 1 around every hit of the block, then 2...);
+3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``);
+4. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
    dropped, and when anything fits at all the result is never empty.
 """
 
@@ -33,9 +39,11 @@ __all__ = [
     "CUT",
     "HIT_TOKENS",
     "PACK_TIER",
+    "PASSAGE_TOKENS",
     "by_relevance",
     "excerpt",
     "format_session_date",
+    "hit_order",
     "order_evidence",
     "pack",
     "render",
@@ -49,9 +57,14 @@ HIT_TOKENS = 1000
 """Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
 PACK_TIER = 5
 """Sessions packed together: the best five get their hits, then their context, before the next five."""
+PASSAGE_TOKENS = 100
+"""Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
+eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
 CUT = "[…]"
 """Marks where a turn was cut."""
 _MIN_PASSAGE = 24  # a hit cut shorter than this many tokens says too little to be worth its line
+_HIT_SHARE = 8  # first pass: no hit passage takes more than an eighth of the budget
+_HIT_K0 = 5.0  # rank fusion constant of hit_order: small, so that the first ranks weigh most
 _MAX_TERMS = 64
 
 Keep = Literal["match", "head", "tail"]
@@ -291,6 +304,30 @@ class _Pick:
     block: int  # index into the ranked blocks
     turn: int  # index into that block's turns
     text: str  # the turn's content as it will be shown (possibly cut)
+    cost: int  # tokens it was counted at (its line and any header or gap line it brought)
+
+
+def hit_order(blocks: Sequence[Evidence]) -> list[tuple[int, int]]:
+    """The hits of ``blocks`` (``(block index, turn index)``), most relevant first across sessions: by
+    reciprocal-rank fusion of the hit's own rank (its fused score in the round that found it,
+    :attr:`Turn.score`) and its session's rank (the block order given, best first), so a session's weaker
+    hits wait behind other sessions' stronger ones; ties: the better session, then turn order."""
+    session_rank: dict[str, int] = {}
+    for b in blocks:
+        session_rank.setdefault(b.session_id, len(session_rank) + 1)
+    hits = [(bi, ti) for bi, b in enumerate(blocks) for ti, t in enumerate(b.turns) if t.matched]
+    by_own = sorted(
+        hits, key=lambda x: (-blocks[x[0]].turns[x[1]].score, session_rank[blocks[x[0]].session_id], x)
+    )
+    own_rank = {x: r for r, x in enumerate(by_own, 1)}
+    k0 = _HIT_K0
+    return sorted(
+        hits,
+        key=lambda x: (
+            -(1.0 / (k0 + own_rank[x]) + 1.0 / (k0 + session_rank[blocks[x[0]].session_id])),
+            own_rank[x],
+        ),
+    )
 
 
 def pack(
@@ -299,6 +336,7 @@ def pack(
     *,
     context_tokens: int | None = CONTEXT_TOKENS,
     hit_tokens: int | None = HIT_TOKENS,
+    passage_tokens: int = PASSAGE_TOKENS,
     tier: int | None = PACK_TIER,
 ) -> list[Evidence]:
     """The evidence to show within ``max_tokens`` (as :func:`render` renders it), in session and time
@@ -310,69 +348,95 @@ def pack(
     if count_tokens(whole) <= max_tokens:
         return order_evidence(blocks)
     ranked = by_relevance(blocks)
-    picks: list[_Pick] = []
-    chosen: set[tuple[int, int]] = set()
-    sessions: set[str] = set()
+    picks: dict[tuple[int, int], _Pick] = {}
+    sessions: dict[str, int] = {}  # session -> lines taken in it
     used = 0
 
     def overhead(bi: int, ti: int) -> int:
         """Tokens a line costs beyond its own: its session's header, or a '...' gap line."""
         block = ranked[bi]
-        if block.session_id not in sessions:
+        if not sessions.get(block.session_id):
             return count_tokens(_header(block)) + 1  # the header line ("\n" and "\n\n" are one token each)
-        return 0 if (bi, ti - 1) in chosen or (bi, ti + 1) in chosen else 2
+        return 0 if (bi, ti - 1) in picks or (bi, ti + 1) in picks else 2
 
-    def take(bi: int, ti: int, floor: int) -> bool:
+    def take(bi: int, ti: int, floor: int, cap: int | None = None) -> bool:
+        """Show turn ``ti`` of block ``bi`` (cut to ``cap`` tokens when given), or a shorter passage of it
+        if at least ``floor`` tokens of it still fit; a turn already shown is grown in place."""
         nonlocal used
         block = ranked[bi]
         turn = block.turns[ti]
-        text = _turn_text(block, ti, context_tokens, hit_tokens)
-        fixed = overhead(bi, ti) + count_tokens(_line(turn, "")) + 1
+        old = picks.get((bi, ti))
+        if old is not None:
+            used -= old.cost
+        fixed = (old.cost - count_tokens(old.text) if old is not None else overhead(bi, ti)) + (
+            0 if old is not None else count_tokens(_line(turn, "")) + 1
+        )
+        text = _turn_text(block, ti, context_tokens, hit_tokens, cap=cap)
         need = fixed + count_tokens(text)
         if used + need > max_tokens:
             room = max_tokens - used - fixed
-            if room < floor:
+            if room < floor or (old is not None and room <= count_tokens(old.text)):
+                if old is not None:
+                    used += old.cost
                 return False
             text = _turn_text(block, ti, context_tokens, hit_tokens, cap=room)
             need = fixed + count_tokens(text)
             if used + need > max_tokens:
+                if old is not None:
+                    used += old.cost
                 return False
-        picks.append(_Pick(bi, ti, text))
-        chosen.add((bi, ti))
-        sessions.add(block.session_id)
+        if old is None:
+            sessions[block.session_id] = sessions.get(block.session_id, 0) + 1
+        picks[(bi, ti)] = _Pick(bi, ti, text, need)
         used += need
         return True
 
-    # tiers of sessions by fused relevance: the best ``tier`` sessions get their hits and then their
-    # context before the next sessions get anything, so weak hits never crowd out the best context
-    order = list(dict.fromkeys(b.session_id for b in ranked))
-    size = tier if tier is not None and tier > 0 else len(order)
-    for start in range(0, len(order), size):
-        members = set(order[start : start + size])
-        blocks_in = [bi for bi, b in enumerate(ranked) if b.session_id in members]
-        hits = [(bi, ti) for bi in blocks_in for ti, t in enumerate(ranked[bi].turns) if t.matched]
-        for bi, ti in hits:  # 1. every hit of the tier, best blocks first
-            take(bi, ti, _MIN_PASSAGE)
+    session_rank: dict[str, int] = {}
+    for b in ranked:
+        session_rank.setdefault(b.session_id, len(session_rank))
+    all_hits = hit_order(ranked)
+    first = max(_MIN_PASSAGE, min(passage_tokens, max_tokens // _HIT_SHARE))
+    first = first if hit_tokens is None else min(first, hit_tokens)
+    size = tier if tier is not None and tier > 0 else len(session_rank)
+    for start in range(0, len(session_rank), size):
+        hits = [h for h in all_hits if start <= session_rank[ranked[h[0]].session_id] < start + size]
+        # 1. every hit, most relevant first, each cut to a passage sized to the budget, so that one long
+        # answer cannot take the room of the hits after it
+        for bi, ti in hits:
+            take(bi, ti, _MIN_PASSAGE, cap=first)
         if not picks and hits:  # nothing fits whole enough: the best hit, as far as it goes
-            take(*hits[0], 1)
-        for bi in blocks_in:  # 2. then context: best blocks first, nearest their hits first
-            block = ranked[bi]
-            matched = [ti for ti, t in enumerate(block.turns) if t.matched]
-            for distance in range(1, len(block.turns)):
-                near = {h + d for h in matched for d in (-distance, distance)}
-                for ti in sorted(near):
-                    grows = any((bi, ti + step) in chosen for step in (-1, 1))  # context grows out of a hit
-                    if 0 <= ti < len(block.turns) and (bi, ti) not in chosen and grows:
-                        take(bi, ti, 8)
+            take(*hits[0], 1, cap=first)
+        # 2. then the tier's context: block by block (in the order of their best hit), each block's
+        # turns nearest its hits first (distance 1 around every hit of the block, then 2...)
+        span = max((len(ranked[bi].turns) for bi, _ in hits), default=0)
+        for block_index in dict.fromkeys(bi for bi, _ in hits):
+            mine = [h for h in hits if h[0] == block_index]
+            for distance in range(1, span):
+                for bi, ti in mine:
+                    if (bi, ti) not in picks:
+                        continue
+                    for step in (-1, 1):
+                        tj = ti + step * distance
+                        inside = 0 <= tj < len(ranked[bi].turns)
+                        if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
+                            continue
+                        if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
+                            take(bi, tj, 8)
+    # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens)
+    for bi, ti in all_hits:
+        p = picks.get((bi, ti))
+        if p is not None and p.text != _turn_text(ranked[bi], ti, context_tokens, hit_tokens):
+            take(bi, ti, _MIN_PASSAGE)
     if not picks:  # no hit at all (e.g. a browse): the best block's turns in order, as far as they go
         for ti in range(len(ranked[0].turns)):
             if not take(0, ti, 1):
                 break
-    packed = _assemble(ranked, picks)
+    order = list(picks)
+    packed = _assemble(ranked, [picks[k] for k in order])
     # the sum of the parts can miss the rendering by a token or two (BPE merges across lines): settle it
     while packed and count_tokens(_render_ordered(packed, None, None)) > max_tokens:
-        picks.pop()
-        packed = _assemble(ranked, picks)
+        order.pop()
+        packed = _assemble(ranked, [picks[k] for k in order])
     return packed
 
 

@@ -123,3 +123,23 @@ def test_later_rounds_find_more_than_one_round(mem: refind.Memory) -> None:
     turns_one = {t.id for b in one.evidence for t in b.turns}
     turns_many = {t.id for b in many.evidence for t in b.turns}
     assert turns_one < turns_many
+
+
+def test_feedback_round_follows_a_rare_name_from_the_best_hits(tmp_path: Path) -> None:
+    """Off by default; when on, one more round searches the question's keywords plus the rare terms of the
+    best hits, with the read-set, reaching a session that only names what the first hit named."""
+    from refind.agent.heuristic import HeuristicAgent
+    from tests.engines import engine_memory
+
+    with engine_memory("reference", tmp_path) as m:
+        m.add("u", "a", [{"role": "user", "content": "My pottery teacher is called Ximena Oduya."}])
+        m.add("u", "b", [{"role": "user", "content": "Ximena Oduya invited me to her gallery opening."}])
+        for i in range(5):
+            m.add("u", f"n{i}", [{"role": "user", "content": f"Unrelated chat number {i} about lunch."}])
+        question = "Who is my pottery teacher?"
+        plain = m.search(question, "u", agent=HeuristicAgent())
+        assert all(r.note != "feedback" for r in plain.trace)
+        fed = m.search(question, "u", agent=HeuristicAgent(feedback=True))
+        rounds = [r for r in fed.trace if r.note == "feedback"]
+        assert len(rounds) == 1 and rounds[0].keywords and "ximena" in rounds[0].keywords.lower()
+        assert "b" in fed.sessions()

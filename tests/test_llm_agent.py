@@ -477,3 +477,58 @@ def test_request_bodies_are_json_round_trippable(locomo: refind.Memory, fake: Fa
     last = fake.bodies[-1]
     assert json.loads(json.dumps(last)) == last
     assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+# ---------------------------------------------------------------------------------------------- budgets
+
+
+def test_without_notes_the_evidence_is_what_the_model_saw(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    """Blocks an observation left out for length are not handed on unseen: the evidence is the turns the
+    model was shown, plus at most ``unseen_tokens`` of the rest."""
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline Melanie family art painting support kids"})),
+        tool_reply(("finish", {})),
+    )
+    agent = agent_for(fake, observation_tokens=300, unseen_tokens=0)
+    result = locomo.search(QUESTION, USER, now=NOW, top_k=10, agent=agent)
+    observation = tool_messages(fake.bodies[1])[0]["content"]
+    assert "not shown for length" in observation  # there was more than the model saw
+    assert result.evidence
+
+    def spans(ids: list[str]) -> list[tuple[str, int, int]]:
+        return [(i.rpartition("#")[0], *map(int, i.rpartition("#")[2].split("-"))) for i in ids]  # type: ignore[misc]
+
+    shown = spans(block_ids(observation))
+    left_out = spans(re.findall(r"(session_\d+#\d+-\d+)", observation.rpartition("not shown for length")[2]))
+    assert shown and left_out
+    for b in result.evidence:
+        for t in b.turns:
+            assert any(s == b.session_id and lo <= t.turn <= hi for s, lo, hi in shown), t.id
+            assert not any(s == b.session_id and lo <= t.turn <= hi for s, lo, hi in left_out), t.id
+    assert count_tokens(result.to_text()) <= 300
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline Melanie family art painting support kids"})),
+        tool_reply(("finish", {})),
+    )
+    roomier = locomo.search(
+        QUESTION, USER, now=NOW, top_k=10, agent=agent_for(fake, observation_tokens=300, unseen_tokens=200)
+    )
+    extra = count_tokens(roomier.to_text()) - count_tokens(result.to_text())
+    assert 0 < extra <= 200 + 20  # the documented remainder, packed
+
+
+def test_the_conversation_stays_within_its_token_budget(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    words = ["Caroline speech school", "Melanie painting", "adoption agency", "pottery class", "camping"]
+    fake.enqueue(*[tool_reply(("search", {"keywords": w})) for w in words])
+    agent = agent_for(fake, observation_tokens=600, conversation_tokens=1500, max_actions=5)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
+    assert len(fake.bodies) == 5
+    for body in fake.bodies:
+        size = sum(count_tokens(json.dumps(m, ensure_ascii=False)) for m in body["messages"])
+        assert size <= 1500
+    last = tool_messages(fake.bodies[-1])
+    assert last[0]["content"].startswith("[earlier observation trimmed")  # the oldest went first
+    assert not last[-1]["content"].startswith("[earlier observation trimmed")
+    assert result.evidence
+    with pytest.raises(refind.InvalidInput):
+        agent_for(fake, conversation_tokens=10)

@@ -124,3 +124,79 @@ def test_pack_never_exceeds_the_budget(budget: int) -> None:
     ]
     packed = pack(blocks, budget)
     assert count_tokens(render(packed)) <= budget
+
+
+def _scored(i: int, text: str, score: float, role: str = "user") -> Turn:
+    return _turn(i, text, matched=True, role=role).model_copy(update={"score": score})
+
+
+def test_pack_orders_hits_by_their_own_relevance_across_sessions() -> None:
+    """A session's weak hits wait behind another session's strong hit: the top session's best hit comes
+    first, and the strong hit of the second session before the top session's weakest hits (the hit's own
+    rank and its session's rank are fused)."""
+    top = _block(
+        "a",
+        [_scored(0, "alpha one " + _noise(8), 0.05), _scored(1, "alpha two " + _noise(8, 2), 0.02),
+         _scored(2, "alpha three " + _noise(8, 3), 0.019), _scored(3, "alpha four " + _noise(8, 4), 0.018)],
+        3.0,
+    )  # fmt: skip
+    second = _block("b", [_scored(7, "beta strong " + _noise(8, 5), 0.049)], 2.0)
+    from refind.render import hit_order
+
+    ranked = [top, second]
+    order = [(ranked[bi].session_id, ranked[bi].turns[ti].turn) for bi, ti in hit_order(ranked)]
+    assert order[0] == ("a", 0)
+    assert order.index(("b", 7)) < order.index(("a", 2)) < order.index(("a", 3))
+    room = count_tokens(render([top.model_copy(update={"turns": top.turns[:2]}), second])) + 8
+    packed = pack([top, second], room)
+    shown = {(b.session_id, t.turn) for b in packed for t in b.turns}
+    assert {("a", 0), ("a", 1), ("b", 7)} <= shown and ("a", 3) not in shown
+
+
+def test_long_hits_are_cut_to_their_passage_so_every_hit_fits() -> None:
+    """Five sessions, each hit a long assistant answer: under a tight budget each is cut to the passage
+    around its matched word (the cut marked) instead of the first one taking the whole budget."""
+    blocks = [
+        _block(
+            f"s{i}",
+            [_turn(0, f"question {i}?"),
+             _turn(1, _noise(600, i) + f" keyword{i} answer " + _noise(600, i + 50), matched=True,
+                   role="assistant")],
+            1.0 - i / 10,
+            [f"keyword{i}"],
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    packed = pack(blocks, 1000)
+    assert count_tokens(render(packed)) <= 1000
+    hits = [t for b in packed for t in b.turns if t.matched]
+    assert len(hits) == 5
+    for i, t in enumerate(sorted(hits, key=lambda t: t.content.split(" answer")[0][-1])):
+        assert f"keyword{i} answer" in t.content and CUT in t.content
+    # the context (the short questions) comes after every hit; leftover tokens then grow the hits
+    assert sum(1 for b in packed for t in b.turns if not t.matched) == 5
+    roomy = pack(blocks, 3000)
+    assert sum(count_tokens(t.content) for b in roomy for t in b.turns if t.matched) > sum(
+        count_tokens(t.content) for t in hits
+    )
+
+
+def test_pack_shows_the_nearest_context_first_and_keeps_header_and_date() -> None:
+    turns = [_turn(i, f"context {i} " + _noise(30, i)) for i in range(7)]
+    turns[3] = _turn(3, "the hit itself", matched=True)
+    block = _block("s", turns, 1.0)
+    hit_only = count_tokens(render([block.model_copy(update={"turns": [turns[3]]})]))
+    near = count_tokens(render([block.model_copy(update={"turns": turns[2:5]})]))
+    packed = pack([block], near + 2)
+    shown = [t.turn for b in packed for t in b.turns]
+    assert 3 in shown and set(shown) <= {1, 2, 3, 4, 5}
+    assert {2, 4} <= set(shown) or hit_only + 2 > near  # both neighbours before anything further
+    text = render(packed)
+    assert text.startswith("[session s | 14 November 2023")
+
+
+def test_pack_is_never_empty_when_a_passage_fits() -> None:
+    huge = _block("s", [_turn(0, _noise(5000) + " zebra " + _noise(5000, 2), matched=True)], 1.0, ["zebra"])
+    for budget in (40, 60, 100):
+        packed = pack([huge], budget)
+        assert packed and count_tokens(render(packed)) <= budget

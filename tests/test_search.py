@@ -244,3 +244,31 @@ def test_a_round_expands_every_hit_it_selects(
         m.add("u", "s", [{"role": "user", "content": t} for t in texts])
         blocks = m.keyword_search("zebra", "u", top_k=1000, window=0)
         assert len(blocks) == 700 and all(len(b.turns) == 1 and b.turns[0].matched for b in blocks)
+
+
+@pytest.mark.parametrize("early_first", [True, False])
+def test_current_state_questions_rank_the_later_of_equally_relevant_sessions_first(
+    early_first: bool, tmp_path: Path
+) -> None:
+    """Two sessions state the same fact differently, equally relevant to the question: asked about the
+    current state ("now"), the later one ranks first whichever was added first; dates are shown."""
+    from refind.search.session import asks_current_state
+
+    assert asks_current_state("Where do I live now?") and asks_current_state("Do I still play chess?")
+    assert asks_current_state("What is my latest car?") and not asks_current_state("Where did I live?")
+    sessions = [
+        ("early", "2023-01-10", "I moved my yoga practice to the Lotus studio downtown."),
+        ("late", "2024-06-02", "I moved my yoga practice to the Cedar studio uptown."),
+    ]
+    with engine_memory("reference", tmp_path) as m:
+        for sid, date, text in sessions if early_first else reversed(sessions):
+            m.add("u", sid, [{"role": "user", "content": text}], session_time=date)
+        now = m.search("Which studio do I practice yoga at now?", "u")
+        assert now.sessions()[0] == "late"
+        text = now.to_text()
+        assert "2 June 2024" in text and "10 January 2023" in text
+    with engine_memory("reference", tmp_path / "off", latest_boost=0.0) as m:
+        for sid, date, text in sessions if early_first else reversed(sessions):
+            m.add("u", sid, [{"role": "user", "content": text}], session_time=date)
+        off = m.search("Which studio do I practice yoga at now?", "u")
+        assert set(off.sessions()) == {"early", "late"}

@@ -8,7 +8,11 @@ Rounds, each over what earlier rounds have not returned (the read-set), stopping
 3. **rarer terms**: the keywords this user's history has fewest messages for (the ones that discriminate),
    which surfaces sessions that the common words crowded out;
 4. **options**: each multiple-choice option on its own, or, without options, the keywords minus the most
-   common one (a relaxed query).
+   common one (a relaxed query);
+5. **feedback** (off by default, ``feedback=True`` / ``REFIND_FEEDBACK=true``): pseudo-relevance feedback in
+   the manner of RM3: the rarest terms of the best hits found so far (terms in several of them first, then
+   the rarer in this user's history), added to the question's keywords, searched with the read-set on, so
+   that a second hop reaches sessions that name what the first hits named. One round beyond ``max_rounds``.
 """
 
 from __future__ import annotations
@@ -31,12 +35,22 @@ class HeuristicAgent:
 
     name = "heuristic"
 
-    def __init__(self, max_rounds: int = 4, *, time_filters: bool = True, time_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        max_rounds: int = 4,
+        *,
+        time_filters: bool = True,
+        time_weight: float = 1.0,
+        feedback: bool = False,
+        feedback_terms: int = 6,
+    ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.max_rounds = max_rounds
         self.time_filters = time_filters
         self.time_weight = time_weight
+        self.feedback = feedback
+        self.feedback_terms = feedback_terms
 
     def plan_keywords(
         self, question: str, options: Sequence[str] | None = None
@@ -81,6 +95,7 @@ class HeuristicAgent:
         rounds = self.plan(session, question, options)
         if not rounds:
             return session.finish("no keywords and no time cue")
+        reason = "plan done" if len(rounds) <= self.max_rounds else "budget spent"
         for i, r in enumerate(rounds[: self.max_rounds]):
             if r.keywords is None:
                 new = session.browse(r.date_from, r.date_to, note=r.label)
@@ -88,8 +103,35 @@ class HeuristicAgent:
                 new = session.search(r.keywords, r.date_from, r.date_to, note=r.label, weight=r.weight)
             next_is_time = i + 1 < len(rounds) and rounds[i + 1].date_from is not None
             if not new and not next_is_time:
-                return session.finish("a round added nothing")
-        session.finish("plan done" if len(rounds) <= self.max_rounds else "budget spent")
+                reason = "a round added nothing"
+                break
+        if self.feedback and self.max_rounds > 1:
+            words, _ = self.plan_keywords(question, options)
+            extra = feedback_terms(session, words, self.feedback_terms)
+            if extra:
+                session.search(" ".join([*words[:_MAX_WORDS], *extra]), note="feedback", weight=0.5)
+        session.finish(reason)
+
+
+def feedback_terms(session: SearchSession, words: Sequence[str], n: int, hits: int = 3) -> list[str]:
+    """Up to ``n`` expansion terms from the ``hits`` best hit turns collected so far (pseudo-relevance
+    feedback): analyzed terms not in the question, ranked by how many of those hits hold them, then by how
+    few of this user's messages do (rare terms and names discriminate), then alphabetically."""
+    asked = set(session.analyze(" ".join(words)))
+    turns = sorted((t for b in session.blocks for t in b.turns if t.matched), key=lambda t: (-t.score, t.id))[
+        :hits
+    ]
+    docs: dict[str, int] = {}
+    for t in turns:
+        for term in set(session.analyze(t.content[:4000])):
+            if term not in asked and len(term) > 2 and not term.isdigit():
+                docs[term] = docs.get(term, 0) + 1
+    if not docs:
+        return []
+    candidates = sorted(docs, key=lambda w: (-docs[w], w))[: 4 * n]
+    counts = session.term_counts(" ".join(candidates))
+    present = [w for w in candidates if counts.get(w, 0) > 0]
+    return sorted(present, key=lambda w: (-docs[w], counts[w], w))[:n]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,13 @@
 The model gets the question (and the multiple-choice options, as extra search material), today's date when
 known, and three tools (:mod:`refind.agent.tools`): ``search``, ``note``, ``finish``. Each call runs on the
 question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent.tools.ToolDispatcher`
-users' own agents get, and its observation (the new blocks with their ids, trimmed to
-``observation_tokens``) goes back as the tool message.
+users' own agents get, and its observation (the new blocks with their ids, packed for
+``observation_tokens`` as :func:`refind.render.pack` packs a budget) goes back as the tool message.
+
+What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
+observations showed plus at most ``unseen_tokens`` of the rest (packed, best first). Every request stays
+within ``conversation_tokens`` (default 12,000 or ``REFIND_LLM_CONVERSATION_TOKENS``): the oldest
+observations are replaced by the block ids they showed, and the agent stops when even that is not enough.
 
 Failures, in one place:
 
@@ -30,6 +35,7 @@ import email.utils
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -39,7 +45,8 @@ from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.errors import InvalidInput, LLMUnavailable
-from refind.models import RoundTrace
+from refind.models import Evidence, RoundTrace
+from refind.render import pack
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
 
@@ -96,7 +103,9 @@ class LLMAgent:
     the calls too); ``timeout`` is seconds per request; ``max_retries`` the retries of one request;
     ``retry_wait`` the backoff's (multiplier, max) seconds; ``observation_tokens`` the size of each search
     result shown to the model; ``max_corrections`` the malformed calls corrected in a row before falling
-    back to ``fallback`` (default :class:`~refind.HeuristicAgent`).
+    back to ``fallback`` (default :class:`~refind.HeuristicAgent`); ``conversation_tokens`` the most tokens
+    one request may send; ``unseen_tokens`` the evidence the model was not shown that may still be handed
+    on when it noted nothing.
     """
 
     name = "llm"
@@ -115,6 +124,8 @@ class LLMAgent:
         fallback: Agent | None = None,
         retry_wait: tuple[float, float] = (0.5, 8.0),
         max_corrections: int = 2,
+        conversation_tokens: int | None = None,
+        unseen_tokens: int = 500,
     ) -> None:
         if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
             raise InvalidInput("max_actions: expected an integer of at least 1")
@@ -128,6 +139,12 @@ class LLMAgent:
             raise InvalidInput("retry_wait: expected (multiplier, max) seconds, both >= 0")
         if not isinstance(max_corrections, int) or max_corrections < 0:
             raise InvalidInput("max_corrections: expected a non-negative integer")
+        if conversation_tokens is None:
+            conversation_tokens = int(os.environ.get("REFIND_LLM_CONVERSATION_TOKENS") or 12_000)
+        if not isinstance(conversation_tokens, int) or conversation_tokens < 500:
+            raise InvalidInput("conversation_tokens: expected an integer of at least 500")
+        if not isinstance(unseen_tokens, int) or isinstance(unseen_tokens, bool) or unseen_tokens < 0:
+            raise InvalidInput("unseen_tokens: expected a non-negative integer")
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
         self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
@@ -137,6 +154,8 @@ class LLMAgent:
         self.retry_wait = (float(retry_wait[0]), float(retry_wait[1]))
         self.observation_tokens = observation_tokens
         self.max_corrections = max_corrections
+        self.conversation_tokens = conversation_tokens
+        self.unseen_tokens = unseen_tokens
         self.fallback: Agent = fallback or HeuristicAgent()
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
@@ -172,13 +191,73 @@ class LLMAgent:
     def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
         if self._unavailable is not None:
             return self._fall_back(session, question, options, self._unavailable)
+        tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
         try:
-            self._converse(session, question, options)
+            self._converse(session, tools, question, options)
         except _Fallback as exc:
             self._fall_back(session, question, options, str(exc))
+            return
+        self._keep_seen(session, tools.shown)
 
-    def _converse(self, session: SearchSession, question: str, options: Sequence[str] | None) -> None:
-        tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
+    def _keep_seen(self, session: SearchSession, shown: set[str]) -> None:
+        """The evidence is what the model saw or noted: noted blocks when it noted any; else the turns its
+        observations showed, plus the unseen rest packed into at most ``unseen_tokens`` (best first). Top
+        sessions the model never saw are not added afterwards."""
+        session.complete_missing = False
+        if any(b.noted for b in session.blocks):
+            return
+        seen: list[Evidence] = []
+        unseen: list[Evidence] = []
+        for block in session.blocks:
+            for keep, runs in ((True, seen), (False, unseen)):
+                run: list[Any] = []
+                for t in [*block.turns, None]:
+                    if t is not None and (t.id in shown) == keep and (not run or t.turn == run[-1].turn + 1):
+                        run.append(t)
+                        continue
+                    if run:
+                        runs.append(
+                            block.model_copy(
+                                update={
+                                    "id": f"{block.session_id}#{run[0].turn}-{run[-1].turn}",
+                                    "turns": run,
+                                }
+                            )
+                        )
+                    run = [t] if t is not None and (t.id in shown) == keep else []
+        rest = (
+            pack(
+                unseen,
+                self.unseen_tokens,
+                context_tokens=session.context_tokens,
+                hit_tokens=session.hit_tokens,
+            )
+            if unseen and self.unseen_tokens > 0
+            else []
+        )
+        session.blocks = [*seen, *rest]
+
+    def _fit(self, messages: list[dict[str, Any]]) -> bool:
+        """Keep the conversation within ``conversation_tokens``: the oldest observations are replaced by
+        the ids they showed until it fits. False when even that is not enough."""
+
+        def size() -> int:
+            return sum(count_tokens(json.dumps(m, ensure_ascii=False)) for m in messages)
+
+        total = size()
+        for m in messages:
+            if total <= self.conversation_tokens:
+                break
+            if m.get("role") != "tool" or m.get("content", "").startswith(_TRIMMED):
+                continue
+            ids = re.findall(r"^\[id ([^\]\s]+)\]", m["content"], flags=re.MULTILINE)
+            m["content"] = f"{_TRIMMED} it showed block(s) {', '.join(ids) or '(none)'}.]"
+            total = size()
+        return total <= self.conversation_tokens
+
+    def _converse(
+        self, session: SearchSession, tools: ToolDispatcher, question: str, options: Sequence[str] | None
+    ) -> None:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(today=_today_line(session.now))},
             {"role": "user", "content": _user_message(question, options)},
@@ -186,6 +265,9 @@ class LLMAgent:
         actions = 0
         in_row = total = 0
         while actions < self.max_actions:
+            if not self._fit(messages):
+                session.finish(f"conversation budget spent: {self.conversation_tokens} tokens")
+                return
             message = self._complete(session, messages)
             calls = list(message.tool_calls or [])
             if not calls:
@@ -329,6 +411,9 @@ class LLMAgent:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+
+
+_TRIMMED = "[earlier observation trimmed to keep the conversation within its token budget;"
 
 
 def _import_openai() -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from refind.errors import InvalidInput
 from refind.models import Evidence, SearchResult, Turn, to_epoch_ms
-from refind.render import render_block
+from refind.render import pack, render_block
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens, truncate_to_tokens
 
@@ -220,7 +220,8 @@ class ToolDispatcher:
     ``ToolDispatcher(memory, user_id, now=..., top_k=..., window=...)`` keeps one
     :class:`~refind.search.SearchSession`, so repeated searches in one conversation skip what was already
     returned; :meth:`for_session` wraps an existing session (this is what :class:`LLMAgent` does).
-    ``observation_tokens`` bounds each search's tool message (whole blocks first, then a cut).
+    ``observation_tokens`` bounds each search's tool message (the new blocks packed for it, as
+    :func:`refind.render.pack` packs a budget; the ids of blocks left out listed at the end).
 
     :meth:`call` returns the tool message text and never raises on bad arguments; :meth:`execute` returns a
     :class:`ToolOutcome`; :meth:`handle` turns an assistant message's ``tool_calls`` into tool messages;
@@ -292,6 +293,11 @@ class ToolDispatcher:
             messages.append({"role": "tool", "tool_call_id": call_id, "content": self.call(name, arguments)})
         return messages
 
+    @property
+    def shown(self) -> set[str]:
+        """Ids of the turns observations have put in front of the model (whole or as a passage)."""
+        return set(self._shown)
+
     def result(self, max_tokens: int | None = None) -> SearchResult:
         """The evidence collected so far (noted blocks, or all when nothing was noted) and the trace."""
         return self.session.result(max_tokens=max_tokens)
@@ -321,9 +327,9 @@ class ToolDispatcher:
     def _observation(
         self, keywords: str, ms_from: int | None, ms_to: int | None, new: Sequence[Evidence]
     ) -> str:
-        """The new blocks, best first, each under an ``[id ...]`` line, within ``observation_tokens``: whole
-        blocks while they fit, then the ids of the rest. Turns shown by earlier observations are not repeated
-        when a block grows."""
+        """The new blocks packed for ``observation_tokens`` (hits first, long turns cut around the matched
+        words), each block's parts under its ``[id ...]`` line, then the ids of blocks left out. Turns shown
+        by earlier observations are not repeated when a block grows."""
         where = f"search {_clip(keywords)!r}"
         if ms_from is not None or ms_to is not None:
             lo = _ms_to_day(ms_from) if ms_from is not None else "the start"
@@ -336,46 +342,71 @@ class ToolDispatcher:
                 "related nouns), or a wider date range or none.",
                 budget,
             )
-        head = f"{len(new)} new evidence block(s) for {where}, best first:"
-        pieces = [self._piece(b) for b in new]
-        shown: list[str] = []
-        used = count_tokens(head)
-        for i, piece in enumerate(pieces):
-            cost = count_tokens(piece) + 2
-            if used + cost + count_tokens(_footer([b.id for b in new[i + 1 :]])) > budget:
+        head = f"{len(new)} new evidence block(s) for {where}:"
+        # the new blocks packed for what is left of the budget, as a reader would get them (hits first, long
+        # turns cut around the matched words; refind.render.pack), each part under its own [id ...] line
+        footer_room = count_tokens(_footer([b.id for b in new], with_ids=False)) + 4
+        room = budget - count_tokens(head) - footer_room - 8
+        packed = (
+            pack(
+                self._fresh(new),
+                room,
+                context_tokens=self.session.context_tokens,
+                hit_tokens=self.session.hit_tokens,
+            )
+            if room > 0
+            else []
+        )
+        owner = {t.id: b.id for b in new for t in b.turns}  # each turn's block, whose id the model can note
+        while True:
+            groups: dict[str, list[Evidence]] = {}
+            for b in packed:
+                groups.setdefault(owner[b.turns[0].id], []).append(b)
+            pieces = [
+                f"[id {bid}]\n"
+                + "\n...\n".join(
+                    render_block(run, header=i == 0, context_tokens=None, hit_tokens=None)
+                    for i, run in enumerate(runs)
+                )
+                for bid, runs in groups.items()
+            ]
+            shown_turns = {t.id for b in packed for t in b.turns}
+            omitted = [b.id for b in new if not any(t.id in shown_turns for t in b.turns)]
+            text = "\n\n".join([head, *pieces, *([_footer(omitted)] if omitted else [])])
+            if omitted and count_tokens(text) > budget:  # no room to list them: say how many
+                text = "\n\n".join([head, *pieces, _footer(omitted, with_ids=False)])
+            if count_tokens(text) <= budget or not packed:
                 break
-            shown.append(piece)
-            used += cost
-            self._shown.update(t.id for t in new[i].turns)
-        if shown:
-            omitted = [b.id for b in new[len(shown) :]]
-            footer = _footer(omitted)
-        else:  # the best block alone is over budget: show its beginning (the id line first)
-            omitted = [b.id for b in new[1:]]
-            footer = _footer(omitted, with_ids=used + count_tokens(_footer(omitted)) + 40 <= budget)
-            room = budget - used - count_tokens(footer) - 4
-            shown.append(truncate_to_tokens(pieces[0], max(room, 1)))
-        text = "\n\n".join([head, *shown, *([footer] if omitted else [])])
+            packed = packed[:-1]
+        if not packed:  # not even a passage of the best block fits: its beginning, the id line first
+            footer = _footer([b.id for b in new[1:]], with_ids=False)
+            left = budget - count_tokens(head) - count_tokens(footer) - 4
+            piece = truncate_to_tokens(f"[id {new[0].id}]\n{render_block(new[0])}", max(left, 1))
+            text = "\n\n".join([head, piece, *([footer] if len(new) > 1 else [])])
+        self._shown.update(shown_turns)
         return truncate_to_tokens(text, budget)
 
-    def _piece(self, block: Evidence) -> str:
-        fresh = [t for t in block.turns if t.id not in self._shown]
-        if not fresh or len(fresh) == len(block.turns):
-            return f"[id {block.id}]\n{render_block(block)}"
-        runs: list[list[Turn]] = []
-        for t in fresh:
-            if runs and t.turn == runs[-1][-1].turn + 1:
-                runs[-1].append(t)
-            else:
-                runs.append([t])
-        parts = [
-            render_block(block.model_copy(update={"turns": run}), header=i == 0) for i, run in enumerate(runs)
-        ]
-        repeated = len(block.turns) - len(fresh)
-        return (
-            f"[id {block.id}] (extends a block shown before; its {repeated} earlier turn(s) are not repeated)\n"
-            + ("\n...\n".join(parts))
-        )
+    def _fresh(self, blocks: Sequence[Evidence]) -> list[Evidence]:
+        """``blocks`` without the turns earlier observations showed (a block that grew shows only its new
+        turns), as runs of consecutive turns, each with its own span id."""
+        out: list[Evidence] = []
+        for block in blocks:
+            runs: list[list[Turn]] = []
+            for t in block.turns:
+                if t.id in self._shown:
+                    continue
+                if runs and t.turn == runs[-1][-1].turn + 1:
+                    runs[-1].append(t)
+                else:
+                    runs.append([t])
+            for run in runs:
+                span = f"{block.session_id}#{run[0].turn}-{run[-1].turn}"
+                out.append(
+                    block
+                    if len(run) == len(block.turns)
+                    else block.model_copy(update={"id": span, "turns": run})
+                )
+        return out
 
     def _note(self, args: dict[str, Any]) -> ToolOutcome:
         ids = args.get("ids")

@@ -171,6 +171,7 @@ def build_blocks(
     that. Short chat turns keep the whole ±window; a window of long assistant answers shrinks. A span whose
     middle is dropped this way becomes two blocks."""
     spans = _spans(selected, window)
+    hit_score = {h.id: score for h, score in selected if h.id in matched}
     windows = store.windows(user_id, [(sid, lo, hi) for sid, lo, hi, _ in spans])
     blocks = []
     for (sid, _lo, _hi, score), turns in zip(spans, windows, strict=True):
@@ -195,6 +196,7 @@ def build_blocks(
                                     "speaker": t.speaker,
                                     "time_text": t.time_text,
                                     "matched": t.id in matched,
+                                    "score": hit_score.get(t.id, 0.0),
                                 },
                             )
                             for t in run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from typing import Literal
@@ -12,7 +13,20 @@ from refind.render import order_evidence, pack, rendered_tokens
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Reader
 
-__all__ = ["ReadSet", "SearchSession"]
+__all__ = ["ReadSet", "SearchSession", "asks_current_state"]
+
+_CURRENT = re.compile(
+    r"\b(now|right now|currently|current|still|latest|anymore|any more|these days|nowadays|"
+    r"at the moment|at present|presently|most recent|most recently)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_current_state(question: str) -> bool:
+    """True when ``question`` asks about the current state of something ("now", "currently", "still",
+    "latest", "anymore", "these days"...): then the latest statement of a changed fact should win."""
+    return _CURRENT.search(question) is not None
+
 
 ReadSet = Literal["message", "session", "off"]
 
@@ -41,6 +55,7 @@ class SearchSession:
         context_tokens: int | None = 150,
         window_tokens: int | None = None,
         hit_tokens: int | None = 1000,
+        latest_boost: float = 0.0,
     ) -> None:
         self.store = store
         self.user_id = user_id
@@ -55,12 +70,16 @@ class SearchSession:
         self.context_tokens = context_tokens
         self.window_tokens = window_tokens
         self.hit_tokens = hit_tokens
+        self.latest_boost = latest_boost
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
         self.blocks: list[Evidence] = []
         self.trace: list[RoundTrace] = []
         self.finished = False
+        # give the top sessions without a block one at result time (an agent that must return only what
+        # its model saw turns this off)
+        self.complete_missing = True
         self._seen_before: set[str] = set()
         # session-level fusion across rounds: each round credits the sessions of its (over-fetched, fused)
         # hits by reciprocal rank, so a session several rounds point at outranks a one-off
@@ -268,19 +287,38 @@ class SearchSession:
         )
         return new
 
+    def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
+        """For a question about the current state (:func:`asks_current_state`), each session's factor on
+        its fused score: up to ``1 + latest_boost`` for the latest session, so that among (nearly)
+        equally relevant sessions the later one ranks first. Empty otherwise."""
+        if self.latest_boost <= 0 or not asks_current_state(self.question):
+            return {}
+        dates: dict[str, int] = {}
+        for b in blocks:
+            dates[b.session_id] = min(dates.get(b.session_id, b.session_date), b.session_date)
+        return _recency_factors(dates, self.latest_boost)
+
     def result(self, max_tokens: int | None = None) -> SearchResult:
         """The evidence in session and time order (noted blocks if any were noted, else all, after
         :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.render.pack`: what
         ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
         noted = [b for b in self.blocks if b.noted]
-        if not noted:
+        if not noted and self.complete_missing:
             self.complete()
         # final relevance: the session's fused score across rounds, then the block's own best hit
+        chosen = noted or self.blocks
+        recency = self._recency(chosen)
         blocks = [
             b.model_copy(
-                update={"score": round(self.session_score.get(b.session_id, 0.0) + b.score / 1000, 8)}
+                update={
+                    "score": round(
+                        self.session_score.get(b.session_id, 0.0) * recency.get(b.session_id, 1.0)
+                        + b.score / 1000,
+                        8,
+                    )
+                }
             )
-            for b in (noted or self.blocks)
+            for b in chosen
         ]
         if max_tokens is not None:
             blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
@@ -294,6 +332,13 @@ class SearchSession:
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
         )
+
+
+def _recency_factors(dates: dict[str, int], boost: float) -> dict[str, float]:
+    """Per session ``1 + boost * r``, r from 0 (earliest) to 1 (latest) by date rank."""
+    order = sorted(dates, key=lambda sid: (dates[sid], sid))
+    n = max(len(order) - 1, 1)
+    return {sid: 1.0 + boost * (i / n) for i, sid in enumerate(order)}
 
 
 def _parse_block_id(block_id: str) -> tuple[str, int, int] | None:

@@ -40,6 +40,7 @@ import org.apache.lucene.index.LogByteSizeMergePolicy;
 import org.apache.lucene.index.MultiTerms;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.ReaderUtil;
+import org.apache.lucene.index.SerialMergeScheduler;
 import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
@@ -126,6 +127,10 @@ public final class Engine implements Closeable {
         // merges of adjacent segments only: documents keep insertion order, so equal-score hits come back in
         // the same order however many commits built the index
         config.setMergePolicy(new LogByteSizeMergePolicy());
+        // merges in the writing thread: the segments, and so the BM25 statistics (which count deleted
+        // documents until their segment is merged), follow from the writes alone, not from how fast a
+        // background merge ran; searches of an index give the same answers on a busy machine and a quiet one
+        config.setMergeScheduler(new SerialMergeScheduler());
         config.setCommitOnClose(false); // what was written but not committed was never acknowledged
         this.writer = new IndexWriter(directory, config);
         if (!DirectoryReader.indexExists(directory)) {
