@@ -137,3 +137,47 @@ def test_kill_9_during_concurrent_adds_loses_no_acknowledged_add(tmp_path: Path)
         for i in sorted(tried):
             assert http.post("/add", json=body(i)).status_code == 200
         assert count(http) == len(tried) * per_add
+
+
+def _children_of(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_search_workers_end_with_a_killed_server(tmp_path: Path) -> None:
+    """A ``kill -9`` of the server leaves no reader process behind holding a JVM and the index open."""
+    with running(tmp_path, "--search-workers", "2") as server, client(server) as http:
+        assert (
+            http.post("/add", json=add_body("w1", "u", "s", ["a note about lighthouses"])).status_code == 200
+        )
+        assert http.post("/search", json=search_body("lighthouses", "u")).json()["data"]
+        assert server.process is not None
+        workers = [p for p in _children_of(server.process.pid) if "multiprocessing" in _cmdline(p)]
+        assert len(workers) >= 2, workers
+        server.kill()
+        deadline = time.monotonic() + 20
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in workers), "search workers outlived the server"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -62,8 +62,26 @@ def search_items(
     ]
 
 
+def _exit_with_parent() -> None:
+    """End this worker when the serving process is gone, however it ended (a ``kill -9`` leaves no one to
+    shut the pool down, and an orphaned reader would keep its JVM and the index open)."""
+    import threading
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="refind-parent-watch", daemon=True).start()
+
+
 def _start_worker(path: str, settings: dict[str, Any] | None, agent: str) -> None:
     global _memory, _agent
+    _exit_with_parent()
     s = refind.Settings(**settings) if settings is not None else None
     _memory = refind.Memory(path, read_only=True, settings=s)
     _agent = refind.LLMAgent() if agent == "llm" else None
