@@ -11,6 +11,9 @@ reused when it exists with the same size and seed), then measures:
 - ``import``: :func:`refind.io.import_path` into a new index at ``OUT/index`` (parsing, the import state,
   and ``Memory.import_sessions``: Lucene writes and commits), once; ``cpu_s`` is this process's CPU time
   (the JVM's threads included: it runs inside the process);
+- ``engine_alone``: the engine's bulk rate on the same messages, parsed into memory first and then written
+  with one :meth:`refind.Memory.import_sessions` into another new index (``import_over_engine``: the
+  end-to-end rate over it; parsing runs beside the engine's writes, so it should be about 1);
 - ``reimport_unchanged``: the same import again (the file has not changed: not even read);
 - ``reimport_touched``: after changing only the file's time (read and compared with the import state,
   nothing written).
@@ -190,6 +193,18 @@ def run(mb: float, out: Path, seed: int = 7, runs: int = 3) -> dict[str, Any]:
     median = statistics.median(parse_s)
     median_cpu = statistics.median(parse_cpu)
 
+    # the engine's bulk rate on these same messages: parsed into memory first, then one import_sessions
+    logs = list(io.iter_chatgpt(export))
+    engine_index = out / "engine-index"
+    shutil.rmtree(engine_index, ignore_errors=True)
+    with refind.Memory(engine_index) as mem:
+        started = time.perf_counter()
+        engine = mem.import_sessions(logs)
+        engine_s = time.perf_counter() - started
+    shutil.rmtree(engine_index, ignore_errors=True)
+    del logs
+    print(f"engine alone (pre-parsed): {engine_s:.2f} s ({engine.added / engine_s:,.0f} msg/s)")
+
     index = out / "index"
     shutil.rmtree(index, ignore_errors=True)
     with refind.Memory(index) as mem:
@@ -229,6 +244,12 @@ def run(mb: float, out: Path, seed: int = 7, runs: int = 3) -> dict[str, Any]:
             "cpu_s": round(import_cpu, 2),
             "stored": stored,
         },
+        "engine_alone": {
+            "s": round(engine_s, 2),
+            "added": engine.added,
+            "msgs_per_s": round(engine.added / engine_s),
+        },
+        "import_over_engine": round((first.added / import_s) / (engine.added / engine_s), 2),
         "reimport_unchanged": {
             "s": round(unchanged_s, 3),
             "added": unchanged.added,
