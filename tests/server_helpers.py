@@ -79,3 +79,16 @@ def count(c: httpx.Client) -> int:
     r = c.get("/v1/stats")
     assert r.status_code == 200, r.text
     return int(r.json()["messages"])
+
+
+def children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out

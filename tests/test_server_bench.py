@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks import runner
 from benchmarks.adapters.http import chunk_messages, is_loopback_url
-from tests.server_helpers import ROOT, clean_env
+from tests.server_helpers import ROOT, children, clean_env
 
 
 def _without_latency(value: Any) -> Any:
@@ -117,18 +117,6 @@ def test_http_adapter_packs_like_a_hit_list(shared_data: Path, tmp_path: Path, q
         adapter.teardown(state)
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
 @pytest.mark.parametrize("moment", ["starting", "serving"])
 def test_http_adapter_sandbox_goes_away_on_ctrl_c(shared_data: Path, tmp_path: Path, moment: str) -> None:
 
@@ -144,7 +132,7 @@ def test_http_adapter_sandbox_goes_away_on_ctrl_c(shared_data: Path, tmp_path: P
         servers: list[int] = []
         while not servers and time.monotonic() < deadline and proc.poll() is None:
             servers = [
-                c for c in _children(proc.pid) if b"refind.server" in Path(f"/proc/{c}/cmdline").read_bytes()
+                c for c in children(proc.pid) if b"refind.server" in Path(f"/proc/{c}/cmdline").read_bytes()
             ]
             time.sleep(0.02)
         assert servers, "the adapter started no server"

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from benchmarks.adapters.http import SpawnedServer
-from tests.server_helpers import add_body, client, count, running, search_body
+from tests.server_helpers import add_body, children, client, count, running, search_body
 
 LIMIT = 64 * 1024
 
@@ -139,18 +139,6 @@ def test_kill_9_during_concurrent_adds_loses_no_acknowledged_add(tmp_path: Path)
         assert count(http) == len(tried) * per_add
 
 
-def _children_of(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -167,7 +155,7 @@ def test_search_workers_end_with_a_killed_server(tmp_path: Path) -> None:
         )
         assert http.post("/search", json=search_body("lighthouses", "u")).json()["data"]
         assert server.process is not None
-        workers = [p for p in _children_of(server.process.pid) if "multiprocessing" in _cmdline(p)]
+        workers = [p for p in children(server.process.pid) if "multiprocessing" in _cmdline(p)]
         assert len(workers) >= 2, workers
         server.kill()
         deadline = time.monotonic() + 20

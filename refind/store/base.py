@@ -33,6 +33,7 @@ Rules every engine keeps (and the contract suite checks):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from refind.models import Hit
 
 __all__ = [
     "MAX_QUERY_TERMS",
+    "query_bag",
     "AlreadyApplied",
     "WriteRaced",
     "Engine",
@@ -59,6 +61,14 @@ __all__ = [
 
 MAX_QUERY_TERMS = 64
 """Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence)."""
+
+
+def query_bag(terms: Sequence[str]) -> list[tuple[str, int]]:
+    """A query's analyzed ``terms`` as the engines search them: each distinct term with its count (its
+    boost), the most frequent first (ties: first seen), at most :data:`MAX_QUERY_TERMS`. The Java engine
+    keeps the same rule (``Engine.bag``)."""
+    counts = Counter(terms)  # insertion-ordered: first occurrence
+    return sorted(counts.items(), key=lambda e: -e[1])[:MAX_QUERY_TERMS]
 
 
 class AlreadyApplied(Exception):

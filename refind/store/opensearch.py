@@ -50,7 +50,6 @@ import os
 import secrets
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -72,7 +71,6 @@ from refind.models import Hit
 from refind.store.analysis import ENGLISH_STOP_WORDS
 from refind.store.analysis import analyze as _analyze
 from refind.store.base import (
-    MAX_QUERY_TERMS,
     AlreadyApplied,
     Expired,
     Filters,
@@ -81,6 +79,7 @@ from refind.store.base import (
     SessionState,
     WriteBatch,
     WriteRaced,
+    query_bag,
 )
 
 __all__ = ["INDEX_FORMAT", "OpenSearchStore", "parse_location"]
@@ -250,12 +249,6 @@ def parse_location(text: str, env: Mapping[str, str] | None = None) -> Location:
 def _doc_id(*parts: str) -> str:
     """A deterministic ``_id`` (ids may be 1,000 characters; ``_id`` holds 512 bytes)."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
-
-
-def _bag(text: str) -> list[tuple[str, int]]:
-    """The distinct analyzed terms, most frequent first (ties: first seen), at most MAX_QUERY_TERMS."""
-    counts = Counter(_analyze(text))
-    return sorted(counts.items(), key=lambda e: -e[1])[:MAX_QUERY_TERMS]
 
 
 def _should(bag: Sequence[tuple[str, int]]) -> dict[str, Any]:
@@ -607,7 +600,7 @@ class OpenSearchStore:
         self._check()
         if k <= 0 or not text or not text.strip():
             return []
-        bag = _bag(text)
+        bag = query_bag(_analyze(text))
         if not bag:
             return []
         body = {
@@ -625,7 +618,7 @@ class OpenSearchStore:
         self._check()
         if k <= 0 or not text or not text.strip():
             return []
-        bag = _bag(text)
+        bag = query_bag(_analyze(text))
         if not bag:
             return []
         flt: list[dict[str, Any]] = [self._user(user_id)]
@@ -709,7 +702,7 @@ class OpenSearchStore:
         self._check()
         if not text or not text.strip():
             return {}
-        kept = {t for t, _ in _bag(text)}
+        kept = {t for t, _ in query_bag(_analyze(text))}
         terms = [t for t in dict.fromkeys(_analyze(text)) if t in kept]
         if not terms:
             return {}

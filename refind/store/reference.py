@@ -39,7 +39,7 @@ from refind.config import Settings
 from refind.errors import StoreClosed
 from refind.models import Hit
 from refind.store.analysis import analyze as _analyze
-from refind.store.base import MAX_QUERY_TERMS, Expired, Filters, Record, SessionState, WriteBatch
+from refind.store.base import Expired, Filters, Record, SessionState, WriteBatch, query_bag
 
 __all__ = ["ReferenceStore"]
 
@@ -79,12 +79,6 @@ def _byte4_to_int(b: int) -> int:
 
 
 _LENGTH_TABLE = [float(_byte4_to_int(i)) for i in range(256)]
-
-
-def _bag(terms: Sequence[str]) -> list[tuple[str, int]]:
-    """The distinct terms, most frequent first (ties: first seen), at most MAX_QUERY_TERMS."""
-    counts = Counter(terms)  # insertion-ordered: first occurrence
-    return sorted(counts.items(), key=lambda e: -e[1])[:MAX_QUERY_TERMS]
 
 
 @dataclass(slots=True)
@@ -280,7 +274,7 @@ class ReferenceStore:
         self._check()
         if k <= 0 or not text or not text.strip():
             return []
-        bag = _bag(_analyze(text))
+        bag = query_bag(_analyze(text))
         if not bag:
             return []
         keep = self._filter(filters)
@@ -308,7 +302,7 @@ class ReferenceStore:
         self._check()
         if k <= 0 or not text or not text.strip():
             return []
-        bag = _bag(_analyze(text))
+        bag = query_bag(_analyze(text))
         if not bag:
             return []
         allowed = set(session_ids) if session_ids is not None else None
@@ -371,7 +365,7 @@ class ReferenceStore:
         if not text or not text.strip():
             return {}
         terms = _analyze(text)
-        kept = {t for t, _ in _bag(terms)}
+        kept = {t for t, _ in query_bag(terms)}
         with self._lock:
             self._check()
             mine = self._by_user.get(user_id, {})
