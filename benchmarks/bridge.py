@@ -158,7 +158,7 @@ def child(bridge: str, messages: int, threads: list[int], warmup: int, calls: in
             i = k
             while time.perf_counter() < stop:
                 user, q = questions[i % len(questions)]
-                out = json.loads(str(engines[k].search(user, q, 50, "", True)))
+                out = json.loads(bytes(engines[k].search(user, q, 50, "", True)))
                 wrong[k] += sum(1 for h in out if not h["session_id"].startswith(prefix))
                 counts[k] += 1
                 i += 1

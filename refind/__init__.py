@@ -33,6 +33,7 @@ from refind.models import (
     StoreStats,
     Turn,
 )
+from refind.warmup import WarmUp, warm_up
 
 __all__ = [
     "AddResult",
@@ -58,5 +59,7 @@ __all__ = [
     "StoreError",
     "StoreStats",
     "Turn",
+    "WarmUp",
     "__version__",
+    "warm_up",
 ]

@@ -732,6 +732,15 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
     "most 4; 0 runs them in the serving process.",
 )
 @click.option(
+    "--warm-up",
+    "warm_up_s",
+    type=click.FloatRange(0, 60),
+    default=0.0,
+    show_default=True,
+    help="Seconds of synthetic searches each searching process runs at start (refind.warm_up), so that "
+    "the first requests do not pay for the JVM's compilation. 0: none.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1, 64),
     default=1,
@@ -763,6 +772,7 @@ def serve(
     threads: int,
     max_in_flight: int | None,
     search_workers: int | None,
+    warm_up_s: float,
     workers: int,
     no_access_log: bool,
     port_file: Path | None,
@@ -794,6 +804,7 @@ def serve(
         "threads": threads,
         "max_in_flight": max_in_flight,
         "search_workers": search_workers,
+        "warm_up_s": warm_up_s,
         "workers": workers,
         "access_log": not no_access_log,
         "port_file": port_file,

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from refind.models import Evidence, Turn
-from refind.tokens import count_tokens, slice_tokens
+from refind.tokens import count_tokens, count_tokens_upto, slice_tokens
 
 __all__ = [
     "CONTEXT_TOKENS",
@@ -273,8 +273,7 @@ def rendered_tokens(
         total += count_tokens(_header(block)) + 1
         for t in block.turns:
             cap = hit_tokens if t.matched else context_tokens
-            n = count_tokens(t.content)
-            total += (n if cap is None else min(n, cap)) + 4
+            total += (count_tokens(t.content) if cap is None else count_tokens_upto(t.content, cap)) + 4
     return total
 
 

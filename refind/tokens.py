@@ -16,7 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENCODING", "count_tokens", "slice_tokens", "tokenizer_name", "truncate_to_tokens"]
+__all__ = [
+    "ENCODING",
+    "count_tokens",
+    "count_tokens_upto",
+    "slice_tokens",
+    "tokenizer_name",
+    "truncate_to_tokens",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +74,29 @@ def count_tokens(text: str) -> int:
     if encoder is None:
         return (len(text) + 3) // 4
     return len(encoder.encode_ordinary(text))
+
+
+@lru_cache(maxsize=200_000)
+def count_tokens_upto(text: str, cap: int) -> int:
+    """``min(count_tokens(text), cap)``, exactly, without encoding all of a long text.
+
+    A long text is first counted up to a word boundary some ``8 * cap`` characters in (a single space
+    between two words): tiktoken splits text into words before it encodes them, and a word keeps its leading
+    space, so that prefix encodes to the first tokens of the whole text. When the prefix alone reaches
+    ``cap``, so does the text; otherwise (a text of very long tokens, or no such boundary) the whole text is
+    counted."""
+    if cap <= 0:
+        return 0
+    limit = 8 * cap
+    if len(text) > limit + 64 and _encoder() is not None:
+        cut = text.find(" ", limit)
+        while 0 < cut < len(text) - 1 and (text[cut - 1].isspace() or text[cut + 1].isspace()):
+            cut = text.find(" ", cut + 1)
+        if 0 < cut < len(text) - 1:
+            head = count_tokens(text[:cut])
+            if head >= cap:
+                return cap
+    return min(count_tokens(text), cap)
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:

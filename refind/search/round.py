@@ -220,11 +220,12 @@ def _trim_context(
         return []
     if window_tokens is None or not any(t.id in matched for t in turns):
         return [list(turns)]
-    from refind.tokens import count_tokens
+    from refind.tokens import count_tokens, count_tokens_upto
 
     def cost(t: Hit) -> int:
-        n = count_tokens(t.content)
-        return min(n, context_tokens) if context_tokens is not None else n
+        if context_tokens is None:
+            return count_tokens(t.content)
+        return count_tokens_upto(t.content, context_tokens)
 
     keep = [t.id in matched for t in turns]
     for i, t in enumerate(turns):

@@ -134,6 +134,7 @@ def serve(
     threads: int = 16,
     max_in_flight: int | None = None,
     search_workers: int | None = None,
+    warm_up_s: float = 0.0,
     retention_interval_s: float = 3600.0,
     access_log: bool = True,
     port_file: str | os.PathLike[str] | None = None,
@@ -166,6 +167,7 @@ def serve(
         threads=threads,
         max_in_flight=max_in_flight,
         search_workers=search_workers,
+        warm_up_s=warm_up_s,
     )
     _require()
     from refind.memory import Memory

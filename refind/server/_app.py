@@ -235,8 +235,12 @@ def build_app(
                 config.search_processes,
                 agent=config.agent,
                 settings=runtime.settings or mem.settings,
+                warm_up_s=config.warm_up_s,
             )
-            runtime.pool.warm()  # each worker opens the index read-only and starts its JVM
+            runtime.pool.warm()  # each worker opens the index read-only, starts its JVM (and warms up)
+        elif config.warm_up_s > 0:  # searches run here: warm this process before the first request
+            done = await anyio.to_thread.run_sync(refind.warm_up, config.warm_up_s)
+            log.info("warmed up: %d searches in %.1f s", done.searches, done.seconds)
         sweep = getattr(mem, "delete_added_before", None)
         if config.retention_days is not None and sweep is not None:
             runtime.retention = _Retention(sweep, config.retention_days, config.retention_interval_s)

@@ -26,7 +26,8 @@ class ServerConfig(BaseModel):
     queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``.
     ``retention_days`` deletes what was added more than that many days ago, every ``retention_interval_s``.
     ``search_workers`` reader processes run the searches (default one per core, at most 4; 0: in this
-    process), see :mod:`refind.server._pool`.
+    process), see :mod:`refind.server._pool`. ``warm_up_s``: seconds of :func:`refind.warm_up` each
+    process that searches runs before its first search (0: none).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -41,6 +42,7 @@ class ServerConfig(BaseModel):
     retention_interval_s: float = Field(3600.0, gt=0)
     agent: AgentName = "heuristic"
     search_workers: int | None = Field(None, ge=0, le=64)
+    warm_up_s: float = Field(0.0, ge=0.0, le=60.0)
 
     @model_validator(mode="after")
     def _key_when_needed(self) -> ServerConfig:

@@ -31,6 +31,7 @@ log = logging.getLogger("refind.server")
 
 _memory: refind.Memory | None = None
 _agent: refind.Agent | None = None
+_warmed: refind.WarmUp | None = None
 
 
 def _iso(ms: int) -> str:
@@ -79,12 +80,14 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="refind-parent-watch", daemon=True).start()
 
 
-def _start_worker(path: str, settings: dict[str, Any] | None, agent: str) -> None:
-    global _memory, _agent
+def _start_worker(path: str, settings: dict[str, Any] | None, agent: str, warm_up_s: float = 0.0) -> None:
+    global _memory, _agent, _warmed
     _exit_with_parent()
     s = refind.Settings(**settings) if settings is not None else None
     _memory = refind.Memory(path, read_only=True, settings=s)
     _agent = refind.LLMAgent() if agent == "llm" else None
+    if warm_up_s > 0:
+        _warmed = refind.warm_up(warm_up_s)
 
 
 def _search(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -92,19 +95,33 @@ def _search(request: dict[str, Any]) -> list[dict[str, Any]]:
     return search_items(_memory, _agent, **request)
 
 
-def _ready() -> int:
-    return os.getpid()
+def _ready() -> tuple[int, refind.WarmUp | None]:
+    return os.getpid(), _warmed
+
+
+def _log_ready(future: Future[tuple[int, refind.WarmUp | None]]) -> None:
+    if future.cancelled() or future.exception() is not None:
+        return
+    pid, warmed = future.result()
+    if warmed is not None:
+        log.info("search worker %d warmed up: %d searches in %.1f s", pid, warmed.searches, warmed.seconds)
 
 
 class SearchPool:
     """``workers`` reader processes over the index at ``path`` (see the module docstring)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], workers: int, *, agent: str, settings: refind.Settings | None
+        self,
+        path: str | os.PathLike[str],
+        workers: int,
+        *,
+        agent: str,
+        settings: refind.Settings | None,
+        warm_up_s: float = 0.0,
     ) -> None:
         self.path = str(path)
         self.workers = workers
-        self._args = (self.path, settings.model_dump() if settings is not None else None, agent)
+        self._args = (self.path, settings.model_dump() if settings is not None else None, agent, warm_up_s)
         self._executor = self._new()
 
     def _new(self) -> ProcessPoolExecutor:
@@ -115,9 +132,13 @@ class SearchPool:
             initargs=self._args,
         )
 
-    def warm(self) -> list[Future[int]]:
-        """Start every worker now (each opens the index and starts its JVM), without waiting."""
-        return [self._executor.submit(_ready) for _ in range(self.workers)]
+    def warm(self) -> list[Future[tuple[int, refind.WarmUp | None]]]:
+        """Start every worker now (each opens the index, starts its JVM and runs its warm-up), without
+        waiting; each future gives a worker's pid and warm-up once it is ready (logged)."""
+        futures = [self._executor.submit(_ready) for _ in range(self.workers)]
+        for f in futures:
+            f.add_done_callback(_log_ready)
+        return futures
 
     async def search(self, **request: Any) -> list[dict[str, Any]]:
         """Run one search (``search_items``' arguments but the memory and agent) in a worker."""

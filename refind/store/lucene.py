@@ -283,7 +283,7 @@ class LuceneStore:
             return []
         with self._java("search"):
             out = self._reading().search(user_id, text, int(k), _filters(filters), bool(content))
-        return [_hit(d) for d in json.loads(str(out))]
+        return [_hit(d) for d in json.loads(bytes(out))]
 
     def query_sessions(
         self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
@@ -300,7 +300,7 @@ class LuceneStore:
             return []
         with self._java("search"):
             out = self._reading().windows(user_id, json.dumps([list(s) for s in spans], ensure_ascii=False))
-        return [[_hit(d) for d in group] for group in json.loads(str(out))]
+        return [[_hit(d) for d in group] for group in json.loads(bytes(out))]
 
     def browse(
         self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
@@ -309,7 +309,7 @@ class LuceneStore:
             return []
         with self._java("search"):
             out = self._reading().browse(user_id, int(k), _filters(filters), bool(newest_first))
-        return [_hit(d) for d in json.loads(str(out))]
+        return [_hit(d) for d in json.loads(bytes(out))]
 
     def term_counts(self, user_id: str, text: str) -> dict[str, int]:
         if not text or not text.strip():
@@ -324,7 +324,7 @@ class LuceneStore:
             return []
         with self._java("search"):
             out = self._reading().get(user_id, json.dumps(ids, ensure_ascii=False))
-        return [_hit(d) for d in json.loads(str(out))]
+        return [_hit(d) for d in json.loads(bytes(out))]
 
     def session(self, user_id: str, session_id: str) -> list[Hit]:
         """Every turn of one session, in order."""

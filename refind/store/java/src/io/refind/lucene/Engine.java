@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -91,6 +92,9 @@ public final class Engine implements Closeable {
   private static final int MAX_TERMS = 64;
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final JsonFactory JSON = MAPPER.getFactory();
+  // Results that carry messages are UTF-8 bytes, not Strings: the bridge copies a byte[] as it is, while a
+  // String holding any non-ASCII character is converted to Python char by char
+  private static final byte[] EMPTY_LIST = "[]".getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
   private final Directory directory;
   private final IndexWriter writer; // null when read-only
@@ -324,11 +328,11 @@ public final class Engine implements Closeable {
    * syntax), filters applied before the top {@code k}. A JSON list of hits, best first; with {@code
    * content} each hit carries its stored message ("raw"), else only its doc-value fields.
    */
-  public String search(String user, String text, int k, String filters, boolean content)
+  public byte[] search(String user, String text, int k, String filters, boolean content)
       throws IOException {
     Query bag = bagQuery("contents", text);
     if (bag == null || k <= 0) {
-      return "[]";
+      return EMPTY_LIST.clone();
     }
     Query query = filtered(user, filters, bag);
     IndexSearcher searcher = manager.acquire();
@@ -342,9 +346,9 @@ public final class Engine implements Closeable {
   }
 
   /** Messages of {@code user} matching only {@code filters}, newest (or oldest) first, with content. */
-  public String browse(String user, int k, String filters, boolean newestFirst) throws IOException {
+  public byte[] browse(String user, int k, String filters, boolean newestFirst) throws IOException {
     if (k <= 0) {
-      return "[]";
+      return EMPTY_LIST.clone();
     }
     Query query = filtered(user, filters, new MatchAllDocsQuery());
     IndexSearcher searcher = manager.acquire();
@@ -397,7 +401,7 @@ public final class Engine implements Closeable {
    * first turn, last turn]; the result is a JSON list (one per span) of lists of hits with content, in turn
    * order.
    */
-  public String windows(String user, String spans) throws IOException {
+  public byte[] windows(String user, String spans) throws IOException {
     JsonNode list = MAPPER.readTree(spans);
     List<List<Hit>> grouped = new ArrayList<>();
     for (int i = 0; i < list.size(); i++) {
@@ -466,7 +470,7 @@ public final class Engine implements Closeable {
     } finally {
       manager.release(searcher);
     }
-    StringWriter out = new StringWriter();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartArray();
       for (List<Hit> group : grouped) {
@@ -479,7 +483,7 @@ public final class Engine implements Closeable {
       }
       g.writeEndArray();
     }
-    return out.toString();
+    return out.toByteArray();
   }
 
   /**
@@ -517,13 +521,13 @@ public final class Engine implements Closeable {
   }
 
   /** {@code user}'s messages by id ({@code ids}: a JSON list), with content; missing ids are absent. */
-  public String get(String user, String ids) throws IOException {
+  public byte[] get(String user, String ids) throws IOException {
     List<String> keys = new ArrayList<>();
     for (String id : strings(MAPPER.readTree(ids))) {
       keys.add(user + SEP + id);
     }
     if (keys.isEmpty()) {
-      return "[]";
+      return EMPTY_LIST.clone();
     }
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     b.add(termSet("key", keys), Occur.MUST);
@@ -830,10 +834,10 @@ public final class Engine implements Closeable {
     }
   }
 
-  private String hits(IndexSearcher searcher, ScoreDoc[] docs, boolean scored, boolean content)
+  private byte[] hits(IndexSearcher searcher, ScoreDoc[] docs, boolean scored, boolean content)
       throws IOException {
     List<Hit> hits = read(searcher, docs, content);
-    StringWriter out = new StringWriter();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartArray();
       for (Hit h : hits) {
@@ -844,7 +848,7 @@ public final class Engine implements Closeable {
       }
       g.writeEndArray();
     }
-    return out.toString();
+    return out.toByteArray();
   }
 
   /** The hit fields of {@code docs} (in their order) from doc values, and the stored message with content. */
