@@ -12,6 +12,10 @@ COMMANDS = {
     "load": ("benchmarks.load", "latency and throughput of the HTTP service under concurrent clients"),
     "bridge": ("benchmarks.bridge", "the Python-Java bridge: JPype beside pyjnius on refind's engine"),
     "import": ("benchmarks.import_speed", "parsing and import rate of a synthetic ChatGPT-style export"),
+    "planner": (
+        "benchmarks.planner",
+        "what LLMAgent sends and hands on, with a scripted planner (fake server)",
+    ),
 }
 
 

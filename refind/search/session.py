@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Literal
 
 from refind.evidence import merge_blocks
@@ -121,7 +122,8 @@ class SearchSession:
         weight: float = 1.0,
     ) -> list[Evidence]:
         """One round over what is still unread; returns the blocks it added or extended (best first).
-        ``weight`` scales how much this round's session ranking counts in the final ranking."""
+        ``weight`` scales how much this round's session ranking counts in the final ranking; a round of
+        weight 0 ranks its hits' sessions by their hit sums (no session-document query)."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
         found, hits, orders = search_round(
@@ -131,7 +133,9 @@ class SearchSession:
             top_k=top_k or self.top_k,
             window=self.window,
             filters=self._filters(date_from, date_to),
-            fusion=self.fusion,
+            # a round that does not count in the session ranking (weight 0) fuses its hits with its own
+            # sessions' hit sums (ReFind's rule) instead of asking the engine to rank session documents
+            fusion=self.fusion if weight > 0 else replace(self.fusion, sessions="hits"),
             overfetch=self.overfetch,
             round_no=round_no,
             read=self._is_read if self.readset != "off" else None,
