@@ -57,17 +57,18 @@ def run(data: str, questions: int, conversation_tokens: int | None) -> dict[str,
         for key, sessions in ds.haystacks({q.haystack for q in wanted}):
             memory = open_haystack(sessions)
             try:
-                for i, q in enumerate(x for x in wanted if x.haystack == key):
+                for q in (x for x in wanted if x.haystack == key):
                     words, _ = planner.plan_keywords(q.text)
                     plan: list[Any] = [
                         tool_reply(("search", {"keywords": " ".join(words) or q.text})),
                         tool_reply(("search", {"keywords": q.text})),
                     ]
-                    if (len(rows) + i) % 2 == 1 and len(words) > 1:
+                    if len(rows) % 2 == 1 and len(words) > 1:
                         plan.append(tool_reply(("search", {"keywords": " ".join(words[len(words) // 2 :])})))
 
                     def note(body: dict[str, Any]) -> Any:
-                        seen = _ID.findall(_tool_texts(body)[-1]) if _tool_texts(body) else []
+                        texts = _tool_texts(body)
+                        seen = _ID.findall(texts[-1]) if texts else []
                         return tool_reply(("note", {"ids": seen[:2]}))
 
                     plan += [note, tool_reply(("finish", {}))]

@@ -88,14 +88,14 @@ def count_tokens_upto(text: str, cap: int) -> int:
     if cap <= 0:
         return 0
     limit = 8 * cap
-    if len(text) > limit + 64 and _encoder() is not None:
+    encoder = _encoder()
+    if len(text) > limit + 64 and encoder is not None:
         cut = text.find(" ", limit)
         while 0 < cut < len(text) - 1 and (text[cut - 1].isspace() or text[cut + 1].isspace()):
             cut = text.find(" ", cut + 1)
-        if 0 < cut < len(text) - 1:
-            head = count_tokens(text[:cut])
-            if head >= cap:
-                return cap
+        # the prefix is encoded here, not through count_tokens: its cache would keep every prefix alive
+        if 0 < cut < len(text) - 1 and len(encoder.encode_ordinary(text[:cut])) >= cap:
+            return cap
     return min(count_tokens(text), cap)
 
 

@@ -2,9 +2,9 @@
 process do not pay for the JVM's just-in-time compilation.
 
 The Java engine runs interpreted until its methods have been called often enough to be compiled: in a
-fresh process the first hundred-odd searches take 1.3-1.9x as long as later ones (measured on
-LongMemEval-S, `python -m benchmarks run ... --adapters refind` with and without ``REFIND_BENCH_WARMUP=0``;
-docs/benchmarks/README.md). A long-running process (``refind serve``, an agent) pays that once; this
+fresh process the first hundred-odd searches are slower than later ones (LongMemEval-S search p50 in
+the harness, `python -m benchmarks run ... --adapters bm25,refind`: 37-39 ms cold with
+``REFIND_BENCH_WARMUP=0``, 29-30 ms after this warm-up; docs/benchmarks/README.md). A long-running process (``refind serve``, an agent) pays that once; this
 function lets it pay before its first question instead of during it. Nothing of the caller's data is read
 or written: the history lives in a throw-away in-memory index.
 """

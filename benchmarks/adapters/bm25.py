@@ -12,6 +12,7 @@ budget metrics measure one-shot BM25 evidence); otherwise one item per session, 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,19 +34,17 @@ class _State:
     fetch: int
 
 
-_warm: dict[str, object] = {}
-
-
+@functools.cache
 def warm_up_once() -> None:
     """``refind.warm_up()`` once per process, before the first haystack is opened (untimed, like the JVM
     start), unless ``REFIND_BENCH_WARMUP=0``: per-question latencies of the adapters over refind's engine
     (bm25, refind) are then a warm process's, as a long-running agent or ``refind serve`` sees them; the
     cold figures are the same run with the variable set to 0."""
-    if "done" in _warm or os.environ.get("REFIND_BENCH_WARMUP", "1") == "0":
+    if os.environ.get("REFIND_BENCH_WARMUP", "1") == "0":
         return
     import refind
 
-    _warm["done"] = refind.warm_up()
+    refind.warm_up()
 
 
 def open_haystack(sessions: Sequence[Session]) -> Any:
