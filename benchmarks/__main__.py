@@ -16,6 +16,10 @@ COMMANDS = {
         "benchmarks.planner",
         "what LLMAgent sends and hands on, with a scripted planner (fake server)",
     ),
+    "dense-probe": (
+        "benchmarks.dense_probe",
+        "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",
+    ),
 }
 
 
@@ -24,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
         print("usage: python -m benchmarks {" + ",".join(COMMANDS) + "} [options]\n")
         for name, (_, what) in COMMANDS.items():
-            print(f"  {name:<6} {what}")
+            print(f"  {name:<11} {what}")
         return 0 if argv and argv[0] in {"-h", "--help"} else 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
     return int(module.main(argv[1:]) or 0)
