@@ -95,7 +95,12 @@ def _encoder(model: str) -> Any:
             "dense-probe needs sentence-transformers (pip install sentence-transformers), "
             "which refind does not depend on"
         ) from None
-    return SentenceTransformer(model, device="cpu")
+    try:
+        return SentenceTransformer(model, device="cpu")
+    except (OSError, ValueError) as exc:  # no such directory, or not a model (nothing is downloaded)
+        raise SystemExit(
+            f"dense-probe: cannot load the model {model!r} (a local model directory): {exc}"
+        ) from None
 
 
 def run(dataset: str, data: str, model: str, weights: Sequence[float], k: int) -> dict[str, Any]:
