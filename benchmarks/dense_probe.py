@@ -72,13 +72,8 @@ def refind_scores(memory: Any, user_id: str, question: str, now: int | None, k: 
     score, so that a dense ranking can lift a session the rounds ranked low. The first ``k`` of this ranking
     are the result's first ``k`` sessions: the best ``k`` fused sessions always have evidence
     (``SearchSession.complete``), and the latest-first factor only raises a score."""
-    import refind
-
-    s = memory.settings
     session = memory.open_session(question, user_id, now=now, top_k=k)
-    refind.HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback).run(
-        session, question
-    )
+    memory.default_agent().run(session, question)
     scores = dict(session.session_score)
     shown: dict[str, float] = {}
     for block in session.result().evidence:

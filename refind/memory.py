@@ -277,9 +277,8 @@ class Memory:
             not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
         ):
             raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
-        s = self.settings
         if agent is None:
-            agent = HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback)
+            agent = self.default_agent()
         elif not isinstance(agent, Agent):
             raise InvalidInput(
                 f"agent: expected an Agent (HeuristicAgent, LLMAgent), got {type(agent).__name__}"
@@ -287,6 +286,12 @@ class Memory:
         session = self.open_session(question, user_id, now=now, top_k=top_k, window=window, agent=agent.name)
         agent.run(session, question, options=list(options) if options else None)
         return session.result(max_tokens=max_tokens)
+
+    def default_agent(self) -> HeuristicAgent:
+        """The agent :meth:`search` runs when given none: a :class:`HeuristicAgent` with this memory's
+        ``max_rounds``, ``time_filters`` and ``feedback`` settings."""
+        s = self.settings
+        return HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback)
 
     def open_session(
         self,

@@ -143,3 +143,20 @@ def test_feedback_round_follows_a_rare_name_from_the_best_hits(tmp_path: Path) -
         rounds = [r for r in fed.trace if r.note == "feedback"]
         assert len(rounds) == 1 and rounds[0].keywords and "ximena" in rounds[0].keywords.lower()
         assert "b" in fed.sessions()
+
+
+def test_default_agent_is_what_search_runs_from_the_settings(tmp_path: Path) -> None:
+    """``Memory.default_agent()`` carries the memory's round settings, and ``search`` without an agent runs
+    exactly it (same trace, same evidence)."""
+    with engine_memory("reference", tmp_path, max_rounds=2, feedback=True, time_filters=False) as m:
+        m.add("u", "a", [{"role": "user", "content": "My pottery teacher is called Ximena Oduya."}])
+        m.add("u", "b", [{"role": "user", "content": "Ximena Oduya invited me to her gallery opening."}])
+        agent = m.default_agent()
+        assert (agent.max_rounds, agent.feedback, agent.time_filters) == (2, True, False)
+        question = "Who is my pottery teacher last week?"
+        implicit = m.search(question, "u", now=NOW)
+        explicit = m.search(question, "u", now=NOW, agent=agent)
+        assert [(r.action, r.keywords, r.date_from) for r in implicit.trace] == [
+            (r.action, r.keywords, r.date_from) for r in explicit.trace
+        ]
+        assert implicit.evidence == explicit.evidence and "feedback" in [r.note for r in implicit.trace]
