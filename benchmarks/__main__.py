@@ -16,6 +16,10 @@ COMMANDS = {
         "benchmarks.planner",
         "what LLMAgent sends and hands on, with a scripted planner (fake server)",
     ),
+    "misses": (
+        "benchmarks.misses",
+        "where refind loses each gold turn and session, and whether words could reach it",
+    ),
     "dense-probe": (
         "benchmarks.dense_probe",
         "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",
