@@ -6,7 +6,8 @@ and settings, ``top_k = k``), keeps the unpacked result and the result packed fo
 (``SearchResult.packed``, what the harness's ``packed@B`` scores), and puts
 
 - **every gold turn** in the first of these that holds it:
-  - ``shown``: in the evidence packed for the budget (their per-question mean is the harness's ``packed@B``);
+  - ``shown``: in the evidence packed for the budget (their per-question mean is the harness's ``packed@B``;
+    with ``cut``, the ``unpacked`` share: what a packing that lost nothing would give);
   - ``cut``: in the unpacked evidence, left out by the packing;
   - ``session``: not in the evidence, though its session has evidence;
   - ``absent``: its session has no evidence at all;
@@ -96,6 +97,10 @@ def miss_class(shared: Collection[str], rivals: Iterable[Iterable[Collection[str
     return "tied" if any(need <= set(m) for r in rivals for m in r) else "separable"
 
 
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
 class _Terms:
     """The index terms of each message, analyzed once per haystack."""
 
@@ -129,6 +134,7 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
     sessions: dict[str, Counter[str]] = defaultdict(Counter)  # type -> rank bucket and miss class -> count
     failing: dict[str, Counter[str]] = defaultdict(Counter)  # type -> question class -> count
     shown_share: dict[str, list[float]] = defaultdict(list)
+    unpacked_share: dict[str, list[float]] = defaultdict(list)
     questions: Counter[str] = Counter()
     for key, hay in ds.haystacks({q.haystack for q in wanted}):
         mine = [q for q in wanted if q.haystack == key]
@@ -157,6 +163,7 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
                     gold = set(q.gold_turns)
                     for kind in kinds:
                         shown_share[kind].append(len(gold & shown) / len(gold))
+                        unpacked_share[kind].append(len(gold & unpacked) / len(gold))
                     for t in sorted(gold):
                         place = turn_place(t, where.get(t, ""), shown, unpacked, evidence_sessions)
                         no_word = place != "shown" and t in text and not asked & terms(t, search)
@@ -198,9 +205,8 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
         "by_type": {
             kind: {
                 "questions": questions[kind],
-                "packed_turn_recall": round(sum(shown_share[kind]) / len(shown_share[kind]), 3)
-                if shown_share[kind]
-                else None,
+                "packed_turn_recall": _mean(shown_share[kind]),
+                "unpacked_turn_recall": _mean(unpacked_share[kind]),
                 "gold_turns": {p: turns[kind][p] for p in TURN_PLACES},
                 "gold_turns_no_shared_word": {p: turns[kind][f"{p}/no word"] for p in TURN_PLACES[1:]},
                 "recall_all_failures": {c: failing[kind][c] for c in QUESTION_CLASSES},
@@ -220,14 +226,18 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"Gold turns by where they ended (budget {budget} tokens; in brackets: how many share no word "
         "with the question)",
         "",
-        f"| type | questions | packed@{budget} | shown | cut | session | absent |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        f"| type | questions | packed@{budget} | unpacked | shown | cut | session | absent |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for kind, row in rows:
         g, nw = row["gold_turns"], row["gold_turns_no_shared_word"]
-        pk = "-" if row["packed_turn_recall"] is None else f"{row['packed_turn_recall']:.3f}"
-        cells = [str(g["shown"])] + [f"{g[p]} ({nw[p]})" for p in TURN_PLACES[1:]]
-        lines.append(f"| {kind} | {row['questions']} | {pk} | " + " | ".join(cells) + " |")
+        shares = [
+            "-" if row[f] is None else f"{row[f]:.3f}" for f in ("packed_turn_recall", "unpacked_turn_recall")
+        ]
+        cells = [str(row["questions"]), *shares, str(g["shown"])] + [
+            f"{g[p]} ({nw[p]})" for p in TURN_PLACES[1:]
+        ]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += [
         "",
         f"Questions failing recall_all@{k}, by their hardest miss",
