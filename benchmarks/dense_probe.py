@@ -102,8 +102,8 @@ def run(dataset: str, data: str, model: str, weights: Sequence[float], k: int) -
     from benchmarks.adapters.bm25 import _USER, open_haystack
     from benchmarks.datasets import load_dataset
 
+    ds = load_dataset(dataset, data)  # bad data fails before the model loads
     encoder = _encoder(model)
-    ds = load_dataset(dataset, data)
     wanted = [q for q in ds.questions if not q.abstention and q.gold_sessions]
     runs: dict[str, list[tuple[str, Sequence[str], Sequence[str]]]] = defaultdict(list)
     for key, sessions in ds.haystacks({q.haystack for q in wanted}):
@@ -161,7 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--weights: expected numbers >= 0")
     if args.k < 1:
         p.error("--k must be at least 1")
-    report = run(args.dataset, args.data, args.model, weights, args.k)
+    from refind.errors import RefindError
+
+    try:
+        report = run(args.dataset, args.data, args.model, weights, args.k)
+    except RefindError as exc:  # unreadable data: one line, like `benchmarks run`
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
     text = json.dumps(report, indent=2)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -282,7 +282,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--budget must be at least 1")
     if args.limit is not None and args.limit < 1:
         p.error("--limit must be at least 1")
-    report = run(args.dataset, args.data, args.k, args.budget, args.limit)
+    from refind.errors import RefindError
+
+    try:
+        report = run(args.dataset, args.data, args.k, args.budget, args.limit)
+    except RefindError as exc:  # unreadable data: one line, like `benchmarks run`
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
     table = markdown(report)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -155,7 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.questions < 1:
         p.error("--questions must be at least 1")
-    report = run(args.data, args.questions, args.conversation_tokens)
+    from refind.errors import RefindError
+
+    try:
+        report = run(args.data, args.questions, args.conversation_tokens)
+    except RefindError as exc:  # unreadable data: one line, like `benchmarks run`
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "planner.json").write_text(json.dumps(report, indent=2) + "\n")
     summary = {k: v for k, v in report.items() if k != "rows"}

@@ -50,6 +50,9 @@ def test_bad_arguments_and_missing_dependency(shared_data: Path, capsys: pytest.
     with pytest.raises(SystemExit) as bad:
         main(["--dataset", "locomo", "--data", data, "--model", "m", "--weights", "one"])
     assert bad.value.code == 2 and "--weights" in capsys.readouterr().err
+    # unreadable data is one line and exit 2, before any model is loaded
+    assert main(["--dataset", "locomo", "--data", data + ".missing", "--model", "m"]) == 2
+    assert "no such file" in capsys.readouterr().err
     if importlib.util.find_spec("sentence_transformers") is None:
         with pytest.raises(SystemExit) as missing:
             main(["--dataset", "locomo", "--data", data, "--model", "m"])

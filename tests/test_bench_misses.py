@@ -109,6 +109,8 @@ def test_command_writes_its_tables(
         with pytest.raises(SystemExit) as exc:
             main(["--dataset", "locomo", "--data", data, *bad])
         assert exc.value.code == 2 and bad[0] in capsys.readouterr().err
+    assert main(["--dataset", "locomo", "--data", str(tmp_path / "none.json")]) == 2
+    assert "none.json: no such file" in capsys.readouterr().err
     assert main(["--dataset", "locomo", "--data", data, "--limit", "10", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "misses.md").read_text()
     assert "| ALL | 10 |" in table and "Questions failing recall_all@5" in table

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.planner import main
 
 
@@ -21,3 +23,9 @@ def test_planner_report_on_real_questions(shared_data: Path, tmp_path: Path) -> 
     for row in report["rows"]:
         assert row["evidence_tokens"] <= row["shown_tokens"] + 500 + 50  # shown + unseen_tokens, packed
         assert row["evidence_blocks"] >= 1
+
+
+def test_unreadable_data_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--data", str(tmp_path / "none.json.gz"), "--out", str(tmp_path / "out")]) == 2
+    assert "none.json.gz: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
