@@ -220,47 +220,41 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
 def markdown(report: Mapping[str, Any]) -> str:
     """Three tables: gold turns by place, failing questions by their hardest miss, missing gold sessions by
     fused rank and by why words did not bring them in."""
+    from benchmarks.report import table
+
     budget, k = report["budget"], report["k"]
     rows = report["by_type"].items()
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    turns = [
+        [kind, str(row["questions"]), share(row["packed_turn_recall"]), share(row["unpacked_turn_recall"]),
+         str(row["gold_turns"]["shown"]),
+         *(f"{row['gold_turns'][p]} ({row['gold_turns_no_shared_word'][p]})" for p in TURN_PLACES[1:])]
+        for kind, row in rows
+    ]  # fmt: skip
+    failing = [
+        [kind, str(sum(row["recall_all_failures"].values())),
+         *(str(row["recall_all_failures"][c]) for c in QUESTION_CLASSES)]
+        for kind, row in rows
+    ]  # fmt: skip
+    columns = (*RANK_BUCKETS, *MISS_CLASSES)
+    missing = [[kind, *(str(row["missing_gold_sessions"][c]) for c in columns)] for kind, row in rows]
     lines = [
         f"Gold turns by where they ended (budget {budget} tokens; in brackets: how many share no word "
         "with the question)",
         "",
-        f"| type | questions | packed@{budget} | unpacked | shown | cut | session | absent |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for kind, row in rows:
-        g, nw = row["gold_turns"], row["gold_turns_no_shared_word"]
-        shares = [
-            "-" if row[f] is None else f"{row[f]:.3f}" for f in ("packed_turn_recall", "unpacked_turn_recall")
-        ]
-        cells = [str(row["questions"]), *shares, str(g["shown"])] + [
-            f"{g[p]} ({nw[p]})" for p in TURN_PLACES[1:]
-        ]
-        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    lines += [
+        *table(["type", "questions", f"packed@{budget}", "unpacked", *TURN_PLACES], turns, left=1),
         "",
         f"Questions failing recall_all@{k}, by their hardest miss",
         "",
-        "| type | failing | " + " | ".join(QUESTION_CLASSES) + " |",
-        "|---|--:|" + "--:|" * len(QUESTION_CLASSES),
-    ]
-    for kind, row in rows:
-        f = row["recall_all_failures"]
-        lines.append(
-            f"| {kind} | {sum(f.values())} | " + " | ".join(str(f[c]) for c in QUESTION_CLASSES) + " |"
-        )
-    columns = (*RANK_BUCKETS, *MISS_CLASSES)
-    lines += [
+        *table(["type", "failing", *QUESTION_CLASSES], failing, left=1),
         "",
         f"Gold sessions missing from the top {k}: fused rank, and why words did not bring them in",
         "",
-        "| type | " + " | ".join(columns) + " |",
-        "|---|" + "--:|" * len(columns),
+        *table(["type", *columns], missing, left=1),
     ]
-    for kind, row in rows:
-        s = row["missing_gold_sessions"]
-        lines.append(f"| {kind} | " + " | ".join(str(s[c]) for c in columns) + " |")
     return "\n".join(lines) + "\n"
 
 

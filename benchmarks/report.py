@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plot", "scorecard"]
+__all__ = ["plot", "scorecard", "table"]
 
 _METRICS = (
     ("precision_at_k", "P@K"),
@@ -40,10 +41,11 @@ def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
     return cells
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], left: int = 2) -> list[str]:
+    """A markdown table's lines: the first ``left`` columns aligned left, the rest (figures) right."""
     return [
         "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" if i < 2 else "--:" for i in range(len(header))) + "|",
+        "|" + "|".join("---" if i < left else "--:" for i in range(len(header))) + "|",
         *("| " + " | ".join(r) + " |" for r in rows),
     ]
 
@@ -111,7 +113,7 @@ def scorecard(summary: dict[str, Any]) -> str:
         if turn_level:
             row += _turns(stats, budgets)
         rows.append(row)
-    out += ["", "## All answerable questions", "", *_table(head, rows)]
+    out += ["", "## All answerable questions", "", *table(head, rows)]
     errors = {n: s.get("errors") for n, s in adapters.items() if s.get("errors")}
     if errors:
         out += ["", "Errors (scored as misses): " + ", ".join(f"`{n}` {e}" for n, e in errors.items())]
@@ -130,7 +132,7 @@ def scorecard(summary: dict[str, Any]) -> str:
             "Packed evidence, mean tokens per budget (over budget: question-budget pairs above B):",
             "",
         ]
-        out += _table(head, rows)
+        out += table(head, rows)
 
     types: list[str] = []
     for stats in adapters.values():
@@ -155,7 +157,7 @@ def scorecard(summary: dict[str, Any]) -> str:
                 if turn_level:
                     row += _turns(s, budgets)
                 rows.append(row)
-        out += ["", "## By type", "", *_table(head, rows)]
+        out += ["", "## By type", "", *table(head, rows)]
 
     abst = {n: s["abstention"] for n, s in adapters.items() if s.get("abstention")}
     if abst:
@@ -167,7 +169,7 @@ def scorecard(summary: dict[str, Any]) -> str:
             "",
             "## Abstention questions (no gold; excluded from the metrics above)",
             "",
-            *_table(["adapter", "n", f"sessions returned (of {k})", "evidence tokens"], rows),
+            *table(["adapter", "n", f"sessions returned (of {k})", "evidence tokens"], rows),
         ]
     out += [
         "",
