@@ -725,6 +725,13 @@ def delete_user(ctx: click.Context, data: Path | None, user: str, yes: bool) -> 
     help="Requests served or queued at once; more get 503 with Retry-After. Default: threads x 4.",
 )
 @click.option(
+    "--read-timeout",
+    type=click.FloatRange(0, 3600, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a request's headers, then its body, may take to arrive; slower ones get 408.",
+)
+@click.option(
     "--search-workers",
     type=int,
     default=None,
@@ -771,6 +778,7 @@ def serve(
     log_level: str,
     threads: int,
     max_in_flight: int | None,
+    read_timeout: float,
     search_workers: int | None,
     warm_up_s: float,
     workers: int,
@@ -803,6 +811,7 @@ def serve(
         "log_level": log_level,
         "threads": threads,
         "max_in_flight": max_in_flight,
+        "read_timeout_s": read_timeout,
         "search_workers": search_workers,
         "warm_up_s": warm_up_s,
         "workers": workers,

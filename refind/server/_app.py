@@ -412,5 +412,6 @@ def build_app(
         max_in_flight=config.in_flight_limit,
         max_body_bytes=config.max_body_bytes,
         retry_after_s=config.retry_after_s,
+        read_timeout_s=config.read_timeout_s,
     )
     return app
