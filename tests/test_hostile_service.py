@@ -239,3 +239,25 @@ def test_over_capacity_the_answer_comes_after_the_whole_request(busy: SpawnedSer
         assert "capacity" in reply["detail"]["reason"] and "nothing was stored" in reply["detail"]["reason"]
     finally:
         holder.join(timeout=120)
+
+
+def test_retention_counts_from_the_first_acknowledgement_not_from_a_retry(tmp_path: Path) -> None:
+    """docs/service.md: a retry acknowledged as a duplicate writes nothing, so it does not restart the
+    retention clock; the data goes a window after its first acknowledgement."""
+    window = 10.0
+    with (
+        running(tmp_path, "--retention-days", str(window / 86_400), "--retention-interval", "0.2") as server,
+        client(server) as http,
+    ):
+        assert http.post("/search", json=search_body("warm up", "nobody")).status_code == 200
+        body = add_body("kept-1", "ret", "s", ["the ferry timetable for the islands"])
+        first = time.monotonic()
+        assert http.post("/add", json=body).status_code == 200
+        time.sleep(window / 2)
+        assert http.post("/add", json=body).status_code == 200  # the platform's retry: a duplicate
+        assert count(http) == 1
+        while count(http) > 0 and time.monotonic() - first < window * 1.4:
+            time.sleep(0.1)
+        gone_after = time.monotonic() - first
+        # gone about one window after the first add; a clock restarted by the retry would keep it 1.5 windows
+        assert count(http) == 0 and gone_after < window * 1.4, gone_after

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from refind.errors import InvalidInput
-from refind.loaders._base import message, parse_date, read_lines
+from refind.loaders._base import loads_json, message, parse_date, read_lines
 from refind.models import Message, SessionLog
 
 __all__ = ["iter_jsonl", "read_jsonl"]
@@ -47,7 +46,7 @@ def read_jsonl(path: Path, start: int = 0, first_line: int = 1) -> tuple[list[Se
             continue
         where = f"{path}:{lineno}"
         try:
-            rec = json.loads(line)
+            rec = loads_json(line)
         except ValueError as exc:
             raise InvalidInput(f"{where}: not valid JSON ({exc})") from exc
         if not isinstance(rec, dict):

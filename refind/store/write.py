@@ -12,7 +12,7 @@
   one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
   lookups of later adds consult overlays of what is written but not yet committed;
 - **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
-  ``_COMMIT_EVERY`` messages and at the end.
+  ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters of text) and at the end.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from refind.errors import RequestConflict
+from refind.errors import InvalidInput, RequestConflict
 from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
 from refind.store.base import (
     AlreadyApplied,
@@ -42,8 +42,29 @@ from refind.store.base import (
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
 SESSION_JOIN = "\n"
+MAX_MESSAGE_CHARS = 1_000_000
+"""Longest message content an add or import takes (characters); a longer one is refused with
+:class:`InvalidInput` naming it (``refind import`` cuts it with a mark instead). It bounds what one message
+costs the engine (a document's text is analyzed and stored in one piece)."""
+
+
+def check_sizes(messages: list[Message], where: str = "messages") -> None:
+    """Refuse a message whose content is over :data:`MAX_MESSAGE_CHARS`, naming it."""
+    for i, m in enumerate(messages):
+        if len(m.content) > MAX_MESSAGE_CHARS:
+            raise InvalidInput(
+                f"{where}[{i}].content: {len(m.content):,} characters, more than the {MAX_MESSAGE_CHARS:,} "
+                "one message may hold; split it into several messages",
+                field=f"{where}[{i}].content",
+            )
+
+
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
+_SLICE_CHARS = 8_000_000  # ... or fewer, when their text reaches this many characters
 _COMMIT_EVERY = 200_000  # messages between commits of an import
+# ... or fewer: what an import wrote since its last commit stays in memory (the overlays), so a commit also
+# follows this many characters of text, which bounds an import's memory whatever the sizes of its messages
+_COMMIT_CHARS = 64_000_000
 _RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
 
 
@@ -281,6 +302,7 @@ class WritePath:
         session_ms: int | None,
         session_text: str | None,
     ) -> AddResult:
+        check_sizes(messages)
         digest = body_digest(session_id, messages, session_ms) if request_id is not None else None
         with self._lock:
             duplicate_of = self._duplicate_of(user_id, request_id, digest) if request_id and digest else None
@@ -523,21 +545,23 @@ def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[
     starts a new slice, so a slice holds each session once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
     keys: set[tuple[str, str]] = set()
-    n = 0
+    n = chars = 0
     for log_ in logs:
         check_id("user_id", log_.user_id)
         check_id("session_id", log_.session_id)
         messages = parse_messages(log_.messages)
+        check_sizes(messages, f"session {log_.session_id!r}: messages")
         key = (log_.user_id, log_.session_id)
         if key in keys:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
         chunk.append((log_, messages))
         keys.add(key)
         n += len(messages)
-        if n >= _SLICE_MESSAGES:
+        chars += sum(len(m.content) for m in messages)
+        if n >= _SLICE_MESSAGES or chars >= _SLICE_CHARS:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
     if chunk:
         yield chunk
 
@@ -561,6 +585,7 @@ class _Import:
         self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
         self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
         self.uncommitted = 0
+        self.uncommitted_chars = 0
         self.writer = _Pipeline(self.engine)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
@@ -636,6 +661,7 @@ class _Import:
             self.total.sessions += 1
             self.users.add(u)
             self.uncommitted += len(res.records)
+            self.uncommitted_chars += sum(len(r.content) for r in res.records) + len(text or "")
             if self.progress is not None:
                 self.progress(len(res.records))
         self.writer.put(batch)
@@ -643,7 +669,7 @@ class _Import:
             self._commit(WriteBatch())
             for u, left in moved:
                 self.path._rewrite_sessions(u, left)
-        if self.uncommitted >= _COMMIT_EVERY:
+        if self.uncommitted >= _COMMIT_EVERY or self.uncommitted_chars >= _COMMIT_CHARS:
             self._commit(WriteBatch())
 
     def _commit(self, batch: WriteBatch) -> None:
@@ -654,6 +680,7 @@ class _Import:
         self.sessions.clear()
         self.ids.clear()
         self.uncommitted = 0
+        self.uncommitted_chars = 0
 
     def finish(self) -> None:
         self._commit(WriteBatch())
