@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import threading
 import time
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from refind.errors import InvalidInput, RequestConflict
+from refind.errors import InvalidInput, RequestConflict, StoreError
 from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
 from refind.store.base import (
     AlreadyApplied,
@@ -38,6 +39,8 @@ from refind.store.base import (
     WriteBatch,
     WriteRaced,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
@@ -313,6 +316,9 @@ class WritePath:
                     )
                 except AlreadyApplied:  # another process applied this request id meanwhile
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
+                except StoreError as exc:  # e.g. a full disk while Lucene flushed: start clean next time
+                    self._recover_locked(exc)
+                    raise
             else:
                 gen, added, replaced = duplicate_of, 0, 0
         self._await_commit(
@@ -447,12 +453,14 @@ class WritePath:
                     snap = self._gen
                 self.engine.commit()
             except BaseException as exc:
-                with self._commit_cv:
-                    self._settle(snap, exc)
-                    self._committing = False
-                    self._commit_cv.notify_all()
                 with self._lock:
+                    with self._commit_cv:
+                        self._settle(snap, exc)
+                        self._committing = False
+                        self._commit_cv.notify_all()
                     self._pending.drop(snap)
+                    if isinstance(exc, StoreError):
+                        self._recover_locked(exc)
                 if isinstance(exc, WriteRaced) and key not in exc.keys:
                     return
                 raise
@@ -478,6 +486,25 @@ class WritePath:
                     return
                 raise exc
 
+    def _recover_locked(self, exc: BaseException) -> None:
+        """After a write or commit failed with a StoreError (a full disk): every generation written so far
+        fails with it (a rollback discards them all, also those written while the commit ran), and the
+        engine reopens at its last commit (:meth:`refind.store.lucene.LuceneStore.recover`), so writes heal
+        once the disk takes them again. Holds the lock."""
+        recover = getattr(self.engine, "recover", None)
+        if recover is None:
+            return
+        with self._commit_cv:
+            self._settle(self._gen, exc)
+            self._commit_cv.notify_all()
+        self._pending.drop(self._gen)
+        try:
+            recover()
+        except Exception as again:  # still failing: the next failed write tries again
+            log.warning(
+                "the index could not be reopened yet (%s); the next write tries again", type(again).__name__
+            )
+
     def _commit_now(self) -> None:
         """Commit everything written so far (the caller holds the lock)."""
         if self._gen == self._committed:
@@ -490,6 +517,8 @@ class WritePath:
                 self._settle(snap, exc)
                 self._commit_cv.notify_all()
             self._pending.drop(snap)
+            if isinstance(exc, StoreError):
+                self._recover_locked(exc)
             raise
         with self._commit_cv:
             self._committed = max(self._committed, snap)
@@ -512,6 +541,10 @@ class WritePath:
                 for chunk in _slices(logs):
                     run.slice(chunk)
                 run.finish()
+            except StoreError as exc:
+                run.writer.close()
+                self._recover_locked(exc)  # what no commit covered is discarded, the engine reopened
+                raise
             finally:
                 run.writer.close()
         total.users = len(users)
