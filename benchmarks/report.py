@@ -43,13 +43,21 @@ def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
 
 
 def _grouped(
-    adapters: dict[str, Any], key: str, what: str, label: Any, budgets: list[int], turn_level: bool
+    adapters: dict[str, Any],
+    key: str,
+    what: str,
+    label: Any,
+    budgets: list[int],
+    turn_level: bool,
+    latency: bool = False,
 ) -> list[str]:
-    """The per-``what`` table (``key``: ``by_type`` or ``by_bucket``), or nothing when no adapter has one."""
+    """The per-``what`` table (``key``: ``by_type`` or ``by_bucket``), or nothing when no adapter has one;
+    ``latency`` adds the p50/p95 columns (per bucket: BEAM's sizes differ by 10x)."""
     groups = _keys(adapters, key)
     if not groups:
         return []
-    head = [what, "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
+    timing = ["p50 ms", "p95 ms"] if latency else []
+    head = [what, "adapter", "n", *(label(t) for _, t in _METRICS), *timing, "evidence tokens"]
     if turn_level:
         head += _turn_head(budgets)
     rows = []
@@ -63,6 +71,7 @@ def _grouped(
                 f"`{name}`",
                 _f(s["n"]),
                 *(_f(s[m]) for m, _ in _METRICS),
+                *([_f(s["latency_p50_ms"], 1), _f(s["latency_p95_ms"], 1)] if latency else []),
                 _f(s["evidence_tokens_mean"], 0),
             ]
             if turn_level:
@@ -174,7 +183,7 @@ def scorecard(summary: dict[str, Any]) -> str:
     by_type = _grouped(adapters, "by_type", "type", label, budgets, bool(turn_level))
     if by_type:
         out += ["", "## By type", "", *by_type]
-    by_bucket = _grouped(adapters, "by_bucket", "bucket", label, budgets, bool(turn_level))
+    by_bucket = _grouped(adapters, "by_bucket", "bucket", label, budgets, bool(turn_level), latency=True)
     if by_bucket:
         out += ["", "## By bucket", "", *by_bucket]
     if turn_level and any(s.get("turn_hit_rate") is not None for s in adapters.values()):
