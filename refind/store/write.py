@@ -33,6 +33,7 @@ from refind.store.base import (
     Engine,
     Marker,
     Record,
+    RequestTaken,
     SessionDoc,
     SessionState,
     WriteBatch,
@@ -200,6 +201,13 @@ def body_digest(session_id: str, messages: Sequence[Message], session_ms: int | 
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def _conflict(request_id: str) -> RequestConflict:
+    return RequestConflict(
+        f"request_id {request_id!r} was already used with a different body; "
+        "nothing was written. Use a new request_id for new content"
+    )
+
+
 def _as_hit(r: Record) -> Hit:
     """A written-but-uncommitted record, seen the way the engine would return it."""
     return Hit.model_construct(
@@ -291,6 +299,8 @@ class WritePath:
                     )
                 except AlreadyApplied:  # another process applied this request id meanwhile
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
+                except RequestTaken:  # another process holds this request id with another body
+                    raise _conflict(str(request_id)) from None
             else:
                 gen, added, replaced = duplicate_of, 0, 0
         self._await_commit(
@@ -313,10 +323,7 @@ class WritePath:
         if stored is None:
             return None
         if json.loads(stored).get("digest") != digest:
-            raise RequestConflict(
-                f"request_id {request_id!r} was already used with a different body; "
-                "nothing was written. Use a new request_id for new content"
-            )
+            raise _conflict(request_id)
         return pending[0] if pending is not None else 0
 
     def _state(self, user_id: str, session_id: str) -> SessionState | None:
@@ -373,6 +380,7 @@ class WritePath:
         res, state, existing, text = self._resolved(user_id, session_id, messages, session_ms, session_text)
         marker = None
         if request_id is not None:
+            # a function of the body alone: an engine that claims request ids compares payloads (base.Marker)
             payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
             marker = Marker(user_id, request_id, payload)
         doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
