@@ -89,6 +89,11 @@ class ScriptedCluster:
                 got = self.docs.get((parts[0], d["_id"]))
                 out.append(self._doc(parts[0], d["_id"], got))
             return 200, {"docs": out}
+        if parts[-1] == "_refresh":
+            return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
+        if parts[-1] == "_msearch":
+            empty = {"hits": {"hits": []}, "aggregations": {"s": {"buckets": []}}}
+            return 200, {"responses": [empty for _ in parsed[::2]]}
         if parts[-1] == "_search":
             return 200, {"hits": {"hits": []}, "aggregations": {"s": {"buckets": []}}}
         if parts[-1] == "_count":
@@ -124,6 +129,8 @@ class ScriptedCluster:
         if not body:
             return None
         text = body.decode() if isinstance(body, bytes) else str(body)
+        if path.endswith("/_msearch"):
+            return [json.loads(x) for x in text.splitlines() if x.strip()]
         if path.endswith("/_bulk"):
             lines = [json.loads(x) for x in text.splitlines() if x.strip()]
             out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
@@ -360,3 +367,34 @@ def test_a_request_id_held_with_another_payload_is_taken_and_the_write_path_call
             path.add("v", "s", other_msgs, "req", None, None)
     finally:
         first.close()
+
+
+def test_a_commit_larger_than_one_bulk_request_sends_without_refresh_waits_then_refreshes_once(
+    store: OpenSearchStore, cluster: ScriptedCluster
+) -> None:
+    n = 4500  # three bulk requests of messages
+    store.session_states({"u": ["s"]})
+    text = "\n".join(f"kayak {i}" for i in range(n))
+    store.write(WriteBatch([_rec(i, f"kayak {i}") for i in range(n)], [SessionDoc("u", "s", text, True)]))
+    store.commit()
+    sent = [r for r in cluster.requests if r.path.endswith("/_bulk") or r.path.endswith("/_refresh")]
+    assert [r.params.get("refresh") for r in sent if r.path.endswith("/_bulk")] == ["false"] * 4
+    assert sent[-1].path == f"/{PREFIX}-messages,{PREFIX}-sessions/_refresh"  # once, after every write
+    assert len(_sources(cluster, "messages")) == n
+    # a small commit (one request) still waits for its refresh, as an add does
+    store.session_states({"u": ["s"]})
+    store.write(WriteBatch([_rec(n, "one more kayak")], [SessionDoc("u", "s", text + "\none more kayak")]))
+    store.commit()
+    assert [r.params.get("refresh") for r in cluster.requests[-2:]] == ["wait_for", "wait_for"]
+
+
+def test_a_large_commit_that_writes_one_id_twice_keeps_the_later_write(
+    store: OpenSearchStore, cluster: ScriptedCluster
+) -> None:
+    first = [_rec(i, f"old {i}") for i in range(3000)]
+    again = [_rec(i, f"new {i}", replace=True) for i in range(3000)]  # the same ids, in later requests
+    store.write(WriteBatch(first, [SessionDoc("u", "s", "old", True)]))
+    store.write(WriteBatch(again, [SessionDoc("u", "s", "new")]))
+    store.commit()
+    contents = sorted(src["contents"] for src in _sources(cluster, "messages"))
+    assert contents == sorted(f"new {i}" for i in range(3000))  # sent in order, not two at a time

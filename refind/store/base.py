@@ -296,6 +296,11 @@ class Engine(Reader, Writer, Protocol):
     location with its credentials left out."""
     shared_writers: bool
     """Whether several processes may open this location and write at once (a remote engine)."""
+    commit_slices: bool
+    """Whether a bulk import commits each slice as it is written, on the import's writer thread while the
+    next slice is resolved: true where a commit is what sends the writes (a remote engine, whose writes
+    are buffered until then), false where writes are indexed as they come and a commit is a flush (Lucene:
+    every 200,000 messages)."""
 
     def close(self) -> None:
         """Release the engine (and any lock it holds). Idempotent. Commits nothing: what was written and not

@@ -90,6 +90,7 @@ class LuceneStore:
     """
 
     shared_writers = False  # one IndexWriter per directory: a second writer gets IndexLocked
+    commit_slices = False  # writes are indexed as they come; an import commits every 200,000 messages
 
     def __init__(
         self,

@@ -47,7 +47,7 @@ from refind.store.base import (
 )
 from refind.store.opensearch._reads import Reads, hits, user_term
 from refind.store.opensearch._schema import doc_id, hit_raw, raw
-from refind.store.opensearch._transport import PAGE, Action, Transport
+from refind.store.opensearch._transport import BULK_CHUNK, PAGE, Action, Transport
 
 __all__ = ["Commits"]
 
@@ -137,10 +137,9 @@ class Commits:
             out[key] = SessionState(tail=tail, text=src.get("contents"))
             if tail is None:
                 missing_tail.setdefault(key[0], []).append(key[1])
-        for user, sids in missing_tail.items():
-            for sid, tail in self.reads.tails(user, sids).items():
-                prior = out.get((user, sid))
-                out[(user, sid)] = SessionState(tail=tail, text=prior.text if prior else None)
+        for (user, sid), tail in self.reads.tails(missing_tail).items() if missing_tail else ():
+            prior = out.get((user, sid))
+            out[(user, sid)] = SessionState(tail=tail, text=prior.text if prior else None)
         with self._lock:
             self._reads.update(reads)
         return {k: out[k] for k in keys if k in out}
@@ -342,8 +341,11 @@ class Commits:
         with self._lock:
             for key in docs:
                 self._reads.pop(key, None)  # the next write of it reads it again
+        # a commit of more messages than one bulk request holds (an import's slice) sends everything
+        # without waiting for refreshes, then refreshes the two indexes once (_send_messages)
+        big = sum(len(batch.records) for batch, _ in run) > BULK_CHUNK
         if actions:
-            results = self.t.bulk(actions, "wait_for")
+            results = self.t.bulk(actions, "false" if big else "wait_for")
             for i, (status, item) in enumerate(results):
                 if status == 409 and i in cas:
                     if not self._written_by(cas[i], token):
@@ -353,7 +355,7 @@ class Commits:
                 elif i in cas and status < 300 and "_seq_no" in item:
                     undo.append((cas[i], int(item["_seq_no"]), int(item["_primary_term"]), reads[cas[i]]))
         try:
-            self._send_messages(run, raced)
+            self._send_messages(run, raced, big)
         except WriteRaced:  # everything but the raced sessions was written, and stays
             raise
         except BaseException:
@@ -361,7 +363,7 @@ class Commits:
             raise
 
     def _send_messages(
-        self, run: list[tuple[WriteBatch, _Claim | None]], raced: set[tuple[str, str]]
+        self, run: list[tuple[WriteBatch, _Claim | None]], raced: set[tuple[str, str]], big: bool
     ) -> None:
         # the messages (not those of raced sessions), then the markers of the batches fully written
         writes: list[Action] = []
@@ -378,9 +380,16 @@ class Commits:
                     "seq": self._next_seq(), "contents": r.content, "raw": raw(r),
                 }))  # fmt: skip
         if writes:
-            for status, item in self.t.bulk(writes, "wait_for"):
+            # one request: it waits for the refresh that makes it searchable (and the session documents
+            # sent before it). More (``big``: a bulk import's slice): they go two at a time without waiting
+            # for refreshes, then one refresh of both indexes makes everything searchable. Durable either
+            # way: each request is fsynced (translog durability "request") before the cluster answers
+            results = self.t.bulk(writes, "false" if big else "wait_for", parallel=2 if big else 1)
+            for status, item in results:
                 if status >= 300:
                     raise StoreError(f"OpenSearch at {self.t.location} refused a message: {item}")
+        if big:
+            self.t.refresh(f"{self.index['messages']},{self.index['sessions']}")
         done: list[Action] = []
         dropped: list[_Claim] = []
         for batch, claim in run:

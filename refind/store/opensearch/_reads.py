@@ -280,33 +280,41 @@ class Reads:
 
     # ------------------------------------------------------------------ the write side's reads
 
-    def tails(self, user_id: str, session_ids: Sequence[str]) -> dict[str, Hit]:
-        """The last turn of each session (the first stored at the highest turn), from its messages."""
-        out: dict[str, Hit] = {}
-        for i in range(0, len(session_ids), 1000):
-            part = list(session_ids[i : i + 1000])
-            body = {
-                "size": 0,
-                "query": {"bool": {"filter": [user_term(user_id), {"terms": {"session_id": part}}]}},
-                "aggs": {
-                    "s": {
-                        "terms": {"field": "session_id", "size": len(part)},
-                        "aggs": {
-                            "tail": {
-                                "top_hits": {
-                                    "size": 1,
-                                    "sort": [{"turn": "desc"}, {"seq": "asc"}],
-                                    "_source": ["raw"],
-                                }
-                            }
-                        },
-                    }
-                },
-            }
-            got = self.search("messages", body, user_id)["aggregations"]["s"]["buckets"]
-            for b in got:
-                out[b["key"]] = hit_raw(b["tail"]["hits"]["hits"][0]["_source"]["raw"])
+    def tails(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
+        """The last turn of each session (the first stored at the highest turn), from its messages, by
+        (user, session): one search per user and 1,000 sessions, sent together (``msearch``)."""
+        searches: list[tuple[str | None, dict[str, Any]]] = []
+        users: list[str] = []
+        for user_id, session_ids in wanted.items():
+            for i in range(0, len(session_ids), 1000):
+                searches.append((user_id, self._tails_body(user_id, list(session_ids[i : i + 1000]))))
+                users.append(user_id)
+        out: dict[tuple[str, str], Hit] = {}
+        for user_id, answer in zip(users, self.t.msearch(self.index["messages"], searches), strict=True):
+            for b in answer["aggregations"]["s"]["buckets"]:
+                out[(user_id, b["key"])] = hit_raw(b["tail"]["hits"]["hits"][0]["_source"]["raw"])
         return out
+
+    @staticmethod
+    def _tails_body(user_id: str, part: list[str]) -> dict[str, Any]:
+        return {
+            "size": 0,
+            "query": {"bool": {"filter": [user_term(user_id), {"terms": {"session_id": part}}]}},
+            "aggs": {
+                "s": {
+                    "terms": {"field": "session_id", "size": len(part)},
+                    "aggs": {
+                        "tail": {
+                            "top_hits": {
+                                "size": 1,
+                                "sort": [{"turn": "desc"}, {"seq": "asc"}],
+                                "_source": ["raw"],
+                            }
+                        }
+                    },
+                }
+            },
+        }
 
     def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
         self.t.check()

@@ -37,6 +37,7 @@ class OpenSearchStore:
 
     path: Path | None = None
     shared_writers = True  # any number of processes may write at once (docs/scale-out.md, "Guarantees")
+    commit_slices = True  # writes are buffered until a commit sends them: an import sends slice by slice
 
     def __init__(
         self,
@@ -195,8 +196,14 @@ class OpenSearchStore:
             self._client.close()
 
     def drop(self) -> None:
-        """Delete this prefix's indexes (tests and benchmarks)."""
-        self._client.indices.delete(index=",".join(self.index.values()), ignore_unavailable=True)
+        """Delete this prefix's indexes, then close (tests and benchmarks)."""
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location} was opened read-only; open it without read_only to drop it")
+        self._t.call(
+            "dropping indexes",
+            lambda: self._client.indices.delete(index=",".join(self.index.values()), ignore_unavailable=True),
+        )
+        self.close()
 
     def __enter__(self) -> OpenSearchStore:
         return self

@@ -133,24 +133,28 @@ class Transport:
             out.extend(d for d in got["docs"] if d.get("found"))
         return out
 
-    def bulk(self, actions: Sequence[Action], refresh: str) -> list[tuple[int, Any]]:
+    def bulk(self, actions: Sequence[Action], refresh: str, parallel: int = 1) -> list[tuple[int, Any]]:
         """One bulk request (in chunks of :data:`BULK_CHUNK`); items failing with 429 or 5xx are sent again
-        (bounded by ``retry_seconds``); returns (status, item) per action."""
+        (bounded by ``retry_seconds``); returns (status, item) per action.
+
+        ``parallel`` > 1 sends up to that many chunks at once (the cluster indexes them on several write
+        threads), but only when no document ``_id`` repeats across the actions: a later write of one id must
+        land after the earlier one, which only one request at a time guarantees."""
         results: list[tuple[int, Any]] = [(0, None)] * len(actions)
         todo = list(range(len(actions)))
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.1
+        if parallel > 1 and len(actions) > BULK_CHUNK:
+            ids = [
+                (next(iter(meta.values())).get("_index"), next(iter(meta.values())).get("_id"))
+                for meta, _ in actions
+            ]
+            if len(set(ids)) < len(ids):
+                parallel = 1
         while todo:
             again: list[int] = []
-            for start in range(0, len(todo), BULK_CHUNK):
-                part = todo[start : start + BULK_CHUNK]
-                lines: list[Any] = []
-                for i in part:
-                    meta, body = actions[i]
-                    lines.append(meta)
-                    if body is not None:
-                        lines.append(body)
-                got = self.call("write", partial(self.client.bulk, body=lines, refresh=refresh))
+            parts = [todo[start : start + BULK_CHUNK] for start in range(0, len(todo), BULK_CHUNK)]
+            for part, got in zip(parts, self._send_chunks(actions, parts, refresh, parallel), strict=True):
                 for i, item in zip(part, got["items"], strict=True):
                     (result,) = item.values()
                     status = int(result.get("status", 500))
@@ -166,6 +170,51 @@ class Transport:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
         return results
+
+    def _send_chunks(
+        self, actions: Sequence[Action], parts: list[list[int]], refresh: str, parallel: int
+    ) -> list[dict[str, Any]]:
+        """The bulk answer of each chunk of ``parts``, sent one at a time or ``parallel`` at once."""
+
+        def send(part: list[int]) -> dict[str, Any]:
+            lines: list[Any] = []
+            for i in part:
+                meta, body = actions[i]
+                lines.append(meta)
+                if body is not None:
+                    lines.append(body)
+            return self.call("write", partial(self.client.bulk, body=lines, refresh=refresh))  # type: ignore[no-any-return]
+
+        if parallel <= 1 or len(parts) <= 1:
+            return [send(part) for part in parts]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(
+            max_workers=min(parallel, len(parts)), thread_name_prefix="refind-bulk"
+        ) as pool:
+            return list(pool.map(send, parts))  # the first failure raises, once every chunk has returned
+
+    def msearch(
+        self, index: str, searches: Sequence[tuple[str | None, dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """Several searches of ``index`` in one request: (routing, body) each; their answers, in order. A
+        search the cluster failed is a StoreError, as one failed search is."""
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(searches), 100):
+            lines: list[Any] = []
+            for routing, body in searches[start : start + 100]:
+                lines.append({"index": index} if routing is None else {"index": index, "routing": routing})
+                lines.append(body)
+            got = self.call("search", partial(self.client.msearch, body=lines))
+            for answer in got["responses"]:
+                if "error" in answer:
+                    raise StoreError(f"OpenSearch at {self.location} failed during search: {answer['error']}")
+                out.append(answer)
+        return out
+
+    def refresh(self, index: str) -> None:
+        """Make everything written to ``index`` searchable now."""
+        self.call("refresh", partial(self.client.indices.refresh, index=index))
 
     def bulk_once(self, actions: Sequence[Action], refresh: str, timeout: float) -> None:
         """One bulk request, sent once, without retries (an undo: best effort); raises what the client raises."""
