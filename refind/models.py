@@ -150,6 +150,10 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
 
 MAX_ID = 1000
 """Longest user, session, request or message id (characters)."""
+MAX_MESSAGE_CHARS = 1_000_000
+"""Longest message content an add or import takes (characters); a longer one is refused with
+:class:`InvalidInput` naming it (``refind import`` cuts it with a mark instead). It bounds what one message
+costs the engine (a document's text is analyzed and stored in one piece)."""
 # C0 controls, DEL, C1 controls, line/paragraph separators, bidirectional controls, the byte-order mark and
 # lone surrogates: invisible or reordering characters that make one id look like another in logs and UIs.
 _ID_FORBIDDEN = re.compile(

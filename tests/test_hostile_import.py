@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 import refind
 from refind.cli import EXIT_ERROR, main
 from refind.loaders import _base, iter_chatgpt
-from refind.store.write import MAX_MESSAGE_CHARS
+from refind.models import MAX_MESSAGE_CHARS
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

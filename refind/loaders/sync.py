@@ -39,8 +39,7 @@ from refind.loaders.claude_code import ClaudeCodeCursor, read_claude_code, sessi
 from refind.loaders.datasets import iter_locomo, iter_longmemeval
 from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, conversations_file, detect_format
 from refind.loaders.jsonl import read_jsonl
-from refind.models import Message, SessionLog
-from refind.store.write import MAX_MESSAGE_CHARS
+from refind.models import MAX_MESSAGE_CHARS, Message, SessionLog
 
 if TYPE_CHECKING:
     from refind.memory import Memory
@@ -225,7 +224,7 @@ class _Run:
             yield log_ if new is messages else log_.model_copy(update={"messages": list(new)})
 
     def _cut(self, log_: SessionLog) -> SessionLog:
-        """``log_`` with each message over :data:`~refind.store.write.MAX_MESSAGE_CHARS` cut to it, with a
+        """``log_`` with each message over :data:`~refind.models.MAX_MESSAGE_CHARS` cut to it, with a
         mark saying how much was left out, each one counted and named (``cut_messages``)."""
         if all(len(m.content) <= MAX_MESSAGE_CHARS for m in log_.messages):
             return log_

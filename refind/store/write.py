@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from refind.errors import InvalidInput, RequestConflict, StoreError
-from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
+from refind.models import MAX_MESSAGE_CHARS, AddResult, Hit, Message, SessionLog, check_id, parse_messages
 from refind.store.base import (
     AlreadyApplied,
     Engine,
@@ -46,10 +46,6 @@ log = logging.getLogger(__name__)
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
 SESSION_JOIN = "\n"
-MAX_MESSAGE_CHARS = 1_000_000
-"""Longest message content an add or import takes (characters); a longer one is refused with
-:class:`InvalidInput` naming it (``refind import`` cuts it with a mark instead). It bounds what one message
-costs the engine (a document's text is analyzed and stored in one piece)."""
 
 
 def check_sizes(messages: list[Message], where: str = "messages") -> None:
