@@ -151,10 +151,10 @@ def json_list(path: str | Path, member: str | None, expected: str, key: str | No
             raise InvalidInput(f"{where}: expected {expected}, found JSON that is not a list")
         prefix = "item" if head == b"[" else f"{key}.item"
         n = 0
+        items = ijson.items(_Prepend(head, fh), prefix, use_float=True, buf_size=_STREAM_BUFFER)
         try:
-            for n, item in enumerate(
-                ijson.items(_Prepend(head, fh), prefix, use_float=True, buf_size=_STREAM_BUFFER), 1
-            ):  # noqa: B007
+            for item in items:
+                n += 1
                 yield item
         except (ijson.JSONError, OSError, ValueError, RecursionError) as exc:
             raise InvalidInput(f"{where}: not readable as JSON ({clip(str(exc), 200)})") from exc
