@@ -541,9 +541,17 @@ public final class Engine implements Closeable {
     }
   }
 
-  /** The query matching the messages of {@code wanted} (JSON: user -> [session ids]). */
-  private static Query sessionsOf(JsonNode wanted) {
+  /**
+   * The queries matching the messages of {@code wanted} (JSON: user -> [session ids]): one clause per user
+   * (its user term and a terms query of its sessions), users in chunks so each query stays within Lucene's
+   * clause limit (which counts nested clauses too) however many users an import touches. The chunks hold
+   * disjoint users, so their matches are disjoint.
+   */
+  private static List<Query> sessionsOf(JsonNode wanted) {
+    List<Query> out = new ArrayList<>();
+    int perQuery = Math.max(1, (IndexSearcher.getMaxClauseCount() - 8) / 4);
     BooleanQuery.Builder any = new BooleanQuery.Builder();
+    int inChunk = 0;
     java.util.Iterator<Map.Entry<String, JsonNode>> users = wanted.fields();
     while (users.hasNext()) {
       Map.Entry<String, JsonNode> e = users.next();
@@ -555,8 +563,28 @@ public final class Engine implements Closeable {
       one.add(new TermQuery(new Term("user_id", e.getKey())), Occur.FILTER);
       one.add(termSet("session_id", sids), Occur.FILTER);
       any.add(new ConstantScoreQuery(one.build()), Occur.SHOULD);
+      if (++inChunk == perQuery) {
+        out.add(any.build());
+        any = new BooleanQuery.Builder();
+        inChunk = 0;
+      }
     }
-    return any.build();
+    if (inChunk > 0) {
+      out.add(any.build());
+    }
+    return out;
+  }
+
+  /** Every live document matching any of {@code queries} (disjoint), as global doc ids in index order. */
+  private static List<Integer> allDocs(IndexSearcher searcher, List<Query> queries) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    for (Query q : queries) {
+      out.addAll(allDocs(searcher, q));
+    }
+    if (queries.size() > 1) {
+      java.util.Collections.sort(out);
+    }
+    return out;
   }
 
   /** Every live document matching {@code query}, as global doc ids in index order (no scoring, no limit). */
