@@ -1,5 +1,6 @@
-"""Import shapes that once broke the embedded engine: one file holding thousands of users (each lookup by
-(user, session) pairs used to be one query clause per user, past Lucene's 1,024-clause limit)."""
+"""The embedded engine at scale: one file holding thousands of users (each lookup by (user, session) pairs
+used to be one query clause per user, past Lucene's 1,024-clause limit), and the index format that drops
+positions (format 4) beside the one that has them (format 3)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from click.testing import CliRunner, Result
 
 import refind
 from refind.cli import main
+from refind.store._jvm import ensure_jvm, jclass
+from refind.store.lucene import FORMAT_VERSION
 
 USERS = 5_000
 
@@ -63,3 +66,54 @@ def test_a_file_of_5000_users_imports_and_reimports(tmp_path: Path) -> None:
             "note 1 topic t4321",
         }
         assert mem.keyword_search("t4321", user_id="u1234", window=0) == []  # never another user's
+
+
+def _index_options(path: Path) -> dict[str, str]:
+    """How the analyzed fields of the index at ``path`` are indexed, read from Lucene's own field infos."""
+    ensure_jvm()
+    directory = jclass("org.apache.lucene.store.FSDirectory").open(
+        jclass("java.nio.file.Paths").get(str(path))
+    )
+    reader = jclass("org.apache.lucene.index.DirectoryReader").open(directory)
+    try:
+        infos = jclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(reader)
+        return {f: str(infos.fieldInfo(f).getIndexOptions()) for f in ("contents", "s_contents")}
+    finally:
+        reader.close()
+        directory.close()
+
+
+def _history(m: refind.Memory) -> None:
+    m.add("u", "s1", [{"role": "user", "content": "I bought a red kayak at the harbour in Porto"}])
+    m.add("u", "s1", [{"role": "assistant", "content": "Kayaks in Porto harbour sound fun"}])
+    m.add("u", "s2", [{"role": "user", "content": "The harbour master sold me a kayak paddle"}])
+
+
+def test_a_format_3_index_keeps_its_positions_and_its_scores(tmp_path: Path) -> None:
+    """Format 4 drops positions from the analyzed fields; an index written with them (format 3) is read
+    and written as it is (Lucene cannot drop a field's positions in place), with the same BM25 scores."""
+    new, old = tmp_path / "new", tmp_path / "old"
+    with refind.Memory(new) as m:
+        _history(m)
+    old.mkdir()
+    meta = json.loads((new / "refind.json").read_text())
+    assert meta["format"] == FORMAT_VERSION == 4
+    (old / "refind.json").write_text(json.dumps({**meta, "format": 3}))  # as refind wrote format 3
+    with refind.Memory(old) as m:
+        _history(m)
+    assert _index_options(new) == {"contents": "DOCS_AND_FREQS", "s_contents": "DOCS_AND_FREQS"}
+    positioned = {"contents": "DOCS_AND_FREQS_AND_POSITIONS", "s_contents": "DOCS_AND_FREQS_AND_POSITIONS"}
+    assert _index_options(old) == positioned
+    with refind.Memory(old) as m:  # reopened for writing: still format 3, still writable
+        m.add("u", "s3", [{"role": "user", "content": "one more kayak"}])
+        assert m.count("u") == 4
+    assert json.loads((old / "refind.json").read_text())["format"] == 3
+    assert _index_options(old) == positioned
+    with refind.Memory(new) as m:
+        m.add("u", "s3", [{"role": "user", "content": "one more kayak"}])
+    with refind.Memory(new, read_only=True) as a, refind.Memory(old, read_only=True) as b:
+        for words in ("kayak harbour", "porto paddle", "red kayak"):
+            assert [(h.id, h.score) for h in a.query("u", words)] == [
+                (h.id, h.score) for h in b.query("u", words)
+            ]
+            assert a.store.query_sessions("u", words) == b.store.query_sessions("u", words)
