@@ -26,7 +26,7 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Expired, Filters, SessionState, WriteBatch
+from refind.store.base import ANALYZER_NAME, Expired, Filters, SessionState, WriteBatch
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
@@ -40,7 +40,6 @@ read and written as it is (Lucene keeps a field's positions for the life of an i
 into a new directory makes a format-4 one)."""
 _UPGRADABLE = (1, 2)
 _POSITIONED = (1, 2, 3)  # formats whose analyzed fields hold positions
-ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
 
@@ -95,6 +94,7 @@ class LuceneStore:
     """
 
     shared_writers = False  # one IndexWriter per directory: a second writer gets IndexLocked
+    commit_slices = False  # writes are indexed as they come; an import commits every 200,000 messages
 
     def __init__(
         self,

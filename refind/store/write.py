@@ -34,6 +34,7 @@ from refind.store.base import (
     Engine,
     Marker,
     Record,
+    RequestTaken,
     SessionDoc,
     SessionState,
     WriteBatch,
@@ -51,6 +52,8 @@ _COMMIT_EVERY = 200_000  # messages between commits of an import
 # keeps an import's memory flat whatever the messages' length (docs/store.md, docs/benchmarks/perf.md).
 _SLICE_CHARS = 4_000_000  # characters of content in one slice
 _COMMIT_CHARS = 32_000_000  # characters of content between commits of an import
+_SENT_SLICE_MESSAGES = 5_000  # slices of an engine that commits each (Engine.commit_slices), sent while
+# the next is resolved
 _RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
 
 
@@ -207,6 +210,13 @@ def body_digest(session_id: str, messages: Sequence[Message], session_ms: int | 
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def _conflict(request_id: str) -> RequestConflict:
+    return RequestConflict(
+        f"request_id {request_id!r} was already used with a different body; "
+        "nothing was written. Use a new request_id for new content"
+    )
+
+
 def _as_hit(r: Record) -> Hit:
     """A written-but-uncommitted record, seen the way the engine would return it."""
     return Hit.model_construct(
@@ -298,6 +308,8 @@ class WritePath:
                     )
                 except AlreadyApplied:  # another process applied this request id meanwhile
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
+                except RequestTaken:  # another process holds this request id with another body
+                    raise _conflict(str(request_id)) from None
             else:
                 gen, added, replaced = duplicate_of, 0, 0
         self._await_commit(
@@ -320,10 +332,7 @@ class WritePath:
         if stored is None:
             return None
         if json.loads(stored).get("digest") != digest:
-            raise RequestConflict(
-                f"request_id {request_id!r} was already used with a different body; "
-                "nothing was written. Use a new request_id for new content"
-            )
+            raise _conflict(request_id)
         return pending[0] if pending is not None else 0
 
     def _state(self, user_id: str, session_id: str) -> SessionState | None:
@@ -380,6 +389,7 @@ class WritePath:
         res, state, existing, text = self._resolved(user_id, session_id, messages, session_ms, session_text)
         marker = None
         if request_id is not None:
+            # a function of the body alone: an engine that claims request ids compares payloads (base.Marker)
             payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
             marker = Marker(user_id, request_id, payload)
         doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
@@ -487,14 +497,16 @@ class WritePath:
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
-        ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as :meth:`add` per session."""
+        ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as
+        :meth:`add` per session."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
             self._commit_now()
             run = _Import(self, total, users, progress)
             try:
-                for chunk in _slices(logs):
+                size = _SENT_SLICE_MESSAGES if self.engine.commit_slices else _SLICE_MESSAGES
+                for chunk in _slices(logs, size):
                     run.slice(chunk)
                 run.finish()
             finally:
@@ -525,10 +537,10 @@ class WritePath:
             return expired.removed
 
 
-def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
-    """The sessions (validated) in slices of about ``_SLICE_MESSAGES`` messages or ``_SLICE_CHARS``
-    characters of content, whichever comes first; a session given twice starts a new slice, so a slice holds
-    each session once."""
+def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
+    """The sessions (validated) in slices of about ``size`` messages or ``_SLICE_CHARS`` characters of
+    content, whichever comes first; a session given twice starts a new slice, so a slice holds each session
+    once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
     keys: set[tuple[str, str]] = set()
     n = chars = 0
@@ -544,7 +556,7 @@ def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[
         keys.add(key)
         n += len(messages)
         chars += sum(len(m.content) for m in messages)
-        if n >= _SLICE_MESSAGES or chars >= _SLICE_CHARS:
+        if n >= size or chars >= _SLICE_CHARS:
             yield chunk
             chunk, keys, n, chars = [], set(), 0, 0
     if chunk:
@@ -673,8 +685,11 @@ class _Import:
 
 class _Pipeline:
     """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
-    is resolved (the engine's Java calls release the GIL). ``drain`` waits until all are written and
-    raises what a write raised."""
+    is resolved (the engine's Java calls release the GIL; a remote engine's requests wait on the network),
+    committing each where the engine asks for it (:attr:`~refind.store.base.Engine.commit_slices`: the
+    overlays of what the import wrote stay until the import's own commit, so lookups stay right whether a
+    slice's commit has landed or not). ``drain`` waits until all are written and raises what a write
+    raised."""
 
     def __init__(self, engine: Engine) -> None:
         import queue
@@ -691,6 +706,8 @@ class _Pipeline:
             try:
                 if batch is not None and self.error is None:
                     self.engine.write(batch)
+                    if self.engine.commit_slices:
+                        self.engine.commit()
             except BaseException as exc:  # handed to the importing thread at its next put or drain
                 self.error = exc
             finally:
