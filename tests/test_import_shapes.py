@@ -117,3 +117,21 @@ def test_a_format_3_index_keeps_its_positions_and_its_scores(tmp_path: Path) -> 
                 (h.id, h.score) for h in b.query("u", words)
             ]
             assert a.store.query_sessions("u", words) == b.store.query_sessions("u", words)
+
+
+def test_long_messages_are_imported_in_slices_bounded_by_characters() -> None:
+    """What an import holds in flight is bounded by characters, not only by messages: 300 sessions of ten
+    10,000-character messages (30M characters) go in slices of at most _SLICE_CHARS characters plus one
+    session, every session once and in order."""
+    from refind.models import SessionLog
+    from refind.store.write import _SLICE_CHARS, _SLICE_MESSAGES, _slices
+
+    text = "kayak " * 1_666 + "tail"  # 10,000 characters
+    logs = [
+        SessionLog(user_id=f"u{i % 7}", session_id=f"s{i}", messages=[{"role": "user", "content": text}] * 10)
+        for i in range(300)
+    ]
+    slices = list(_slices(logs, _SLICE_MESSAGES))
+    sizes = [sum(len(m.content) for _, messages in chunk for m in messages) for chunk in slices]
+    assert len(slices) > 1 and max(sizes) <= _SLICE_CHARS + 10 * len(text)
+    assert [log_.session_id for chunk in slices for log_, _ in chunk] == [f"s{i}" for i in range(300)]
