@@ -12,7 +12,8 @@
   one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
   lookups of later adds consult overlays of what is written but not yet committed;
 - **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
-  ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters of text) and at the end.
+  ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters) and at the end. Slices are bounded by
+  characters too (``_SLICE_CHARS``), so what an import holds in flight does not grow with message length.
 """
 
 from __future__ import annotations
@@ -60,11 +61,13 @@ def check_sizes(messages: list[Message], where: str = "messages") -> None:
 
 
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
-_SLICE_CHARS = 8_000_000  # ... or fewer, when their text reaches this many characters
 _COMMIT_EVERY = 200_000  # messages between commits of an import
-# ... or fewer: what an import wrote since its last commit stays in memory (the overlays), so a commit also
-# follows this many characters of text, which bounds an import's memory whatever the sizes of its messages
-_COMMIT_CHARS = 64_000_000
+# Long messages: a slice is copied a few times on its way into the engine (records, the batch's JSON, Java's
+# parse of it) and up to four slices are alive at once (one resolved, two queued, one being indexed), and
+# what was written since the last commit is kept for the next slices' lookups. Bounding both by characters
+# keeps an import's memory flat whatever the messages' length (docs/store.md, docs/benchmarks/perf.md).
+_SLICE_CHARS = 4_000_000  # characters of content in one slice
+_COMMIT_CHARS = 32_000_000  # characters of content between commits of an import
 _SENT_SLICE_MESSAGES = 5_000  # slices of an engine that commits each (Engine.commit_slices), sent while
 # the next is resolved
 _RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
@@ -537,7 +540,8 @@ class WritePath:
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
-        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session."""
+        ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as
+        :meth:`add` per session."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
@@ -581,8 +585,9 @@ class WritePath:
 
 
 def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
-    """The sessions (validated) in slices of about ``size`` messages; a session given twice starts a new
-    slice, so a slice holds each session once."""
+    """The sessions (validated) in slices of about ``size`` messages or ``_SLICE_CHARS`` characters of
+    content, whichever comes first; a session given twice starts a new slice, so a slice holds each session
+    once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
     keys: set[tuple[str, str]] = set()
     n = chars = 0
@@ -701,7 +706,7 @@ class _Import:
             self.total.sessions += 1
             self.users.add(u)
             self.uncommitted += len(res.records)
-            self.uncommitted_chars += sum(len(r.content) for r in res.records) + len(text or "")
+            self.uncommitted_chars += sum(len(r.content) for r in res.records)
             if self.progress is not None:
                 self.progress(len(res.records))
         self.writer.put(batch)
