@@ -76,7 +76,9 @@ from refind.store.base import (
     Filters,
     Record,
     SessionDoc,
+    SessionInfo,
     SessionState,
+    SessionSummary,
     WriteBatch,
     WriteRaced,
     query_bag,
@@ -143,6 +145,13 @@ MAPPINGS: dict[str, dict[str, Any]] = {
         "properties": {
             "user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}, "contents": _TEXT,
             "tail": _STORED, "w": _STORED,
+        },
+    },
+    "infos": {
+        "dynamic": "strict",
+        "properties": {
+            "user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}, "title": _TEXT,
+            "source": _KEYWORD, "project": _KEYWORD, "raw": _STORED,
         },
     },
     "requests": {
@@ -251,12 +260,11 @@ def _doc_id(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
 
 
-def _should(bag: Sequence[tuple[str, int]]) -> dict[str, Any]:
+def _should(bag: Sequence[tuple[str, int]], name: str = "contents") -> dict[str, Any]:
     return {
         "bool": {
             "should": [
-                {"term": {"contents": {"value": t, "boost": n}}} if n > 1 else {"term": {"contents": t}}
-                for t, n in bag
+                {"term": {name: {"value": t, "boost": n}}} if n > 1 else {"term": {name: t}} for t, n in bag
             ]
         }
     }
@@ -363,6 +371,7 @@ class OpenSearchStore:
         self._seq = 0
         self._token = secrets.token_hex(8)
         self._client = client if client is not None else self._connect()
+        self._no_infos = False  # a reader of a prefix that predates session info: it has none
         self._ensure_indexes()
 
     # ------------------------------------------------------------------ connection
@@ -441,6 +450,9 @@ class OpenSearchStore:
             index = self.index[name]
             exists = self._call("opening", partial(self._client.indices.exists, index=index))
             if not exists:
+                if self.read_only and name == "infos":  # written by a refind before session info
+                    self._no_infos = True
+                    continue
                 if self.read_only:
                     raise IndexFormatError(
                         f"no refind index {index} at {self.location}; create one by adding messages"
@@ -762,6 +774,73 @@ class OpenSearchStore:
             if not got["buckets"] or after is None:
                 return sorted(users)
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        self._check()
+        if self._no_infos or (session_ids is not None and not session_ids):
+            return {}
+        flt: list[dict[str, Any]] = [self._user(user_id)]
+        if session_ids is not None:
+            flt.append({"terms": {"session_id": list(dict.fromkeys(session_ids))}})
+        out = {}
+        for h in self._scan("infos", {"bool": {"filter": flt}}, user_id, _source=["raw"]):
+            sid, title, source, project = json.loads(h["_source"]["raw"])
+            out[sid] = SessionInfo(user_id, sid, title, source, project)
+        return out
+
+    def query_titles(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        self._check()
+        if self._no_infos or k <= 0 or not text or not text.strip():
+            return []
+        if session_ids is not None and not session_ids:
+            return []
+        bag = query_bag(_analyze(text))
+        if not bag:
+            return []
+        flt: list[dict[str, Any]] = [self._user(user_id)]
+        if session_ids is not None:
+            flt.append({"terms": {"session_id": list(session_ids)}})
+        body = {
+            "query": {"bool": {"must": [_should(bag, "title")], "filter": flt}},
+            "size": int(k),
+            "sort": [{"_score": "desc"}, {"seq": "asc"}],
+            "track_total_hits": False,
+            "_source": False,
+            "docvalue_fields": ["session_id"],
+        }
+        hits = self._search("infos", body, user_id)["hits"]["hits"]
+        return [(h["fields"]["session_id"][0], _float32(h["_score"])) for h in hits]
+
+    def session_summaries(self, user_id: str) -> list[SessionSummary]:
+        self._check()
+        out: list[SessionSummary] = []
+        after: dict[str, Any] | None = None
+        while True:
+            comp: dict[str, Any] = {"size": 1000, "sources": [{"s": {"terms": {"field": "session_id"}}}]}
+            if after is not None:
+                comp["after"] = after
+            body = {
+                "size": 0,
+                "query": {"bool": {"filter": [self._user(user_id)]}},
+                "aggs": {
+                    "sessions": {
+                        "composite": comp,
+                        "aggs": {"first": {"min": {"field": "ts"}}, "last": {"max": {"field": "ts"}}},
+                    }
+                },
+            }
+            got = self._search("messages", body, user_id)["aggregations"]["sessions"]
+            out.extend(
+                SessionSummary(
+                    b["key"]["s"], int(b["doc_count"]), int(b["first"]["value"]), int(b["last"]["value"])
+                )
+                for b in got["buckets"]
+            )
+            after = got.get("after_key")
+            if not got["buckets"] or after is None:
+                return out
+
     # ------------------------------------------------------------------ write-side reads
 
     def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
@@ -1031,8 +1110,9 @@ class OpenSearchStore:
                 "_id": _doc_id(user, sid),
                 "routing": user,
             }
-            if s.text is None:
+            if s.text is None:  # the session is gone, and its info with it
                 actions.append(({"delete": meta}, None))
+                actions.append(({"delete": {**meta, "_index": self.index["infos"]}}, None))
                 continue
             body: dict[str, Any] = {
                 "user_id": user,
@@ -1093,6 +1173,21 @@ class OpenSearchStore:
                     "role": r.role, "turn": int(r.turn), "ts": int(r.timestamp), "added": added,
                     "seq": self._next_seq(), "contents": r.content, "raw": _raw(r),
                 }))  # fmt: skip
+            for info in batch.infos:
+                if (info.user_id, info.session_id) in raced:
+                    continue
+                raw = json.dumps([info.session_id, info.title, info.source, info.project], ensure_ascii=False)
+                meta = {
+                    "_index": self.index["infos"], "_id": _doc_id(info.user_id, info.session_id),
+                    "routing": info.user_id,
+                }  # fmt: skip
+                body: dict[str, Any] = {
+                    "user_id": info.user_id, "session_id": info.session_id, "seq": self._next_seq(),
+                    "source": info.source, "project": info.project, "raw": raw,
+                }  # fmt: skip
+                if info.title is not None:
+                    body["title"] = info.title
+                writes.append(({"index": meta}, body))
         if writes:
             for status, item in self._bulk(writes, "wait_for"):
                 if status >= 300:
@@ -1227,10 +1322,23 @@ class OpenSearchStore:
         self._writable()
         before = self.count(user_id)
         query = {"bool": {"filter": [self._user(user_id)]}}
-        for name in ("messages", "sessions", "requests"):
+        for name in ("messages", "sessions", "infos", "requests"):
             self._delete_matching(name, query, user_id)
         with self._lock:
             self._reads = {k: v for k, v in self._reads.items() if k[0] != user_id}
+        return before
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete one session (its messages, document and info), after committing what was written."""
+        self._writable()
+        self.commit()
+        query = {"bool": {"filter": [self._user(user_id), {"term": {"session_id": session_id}}]}}
+        kw: dict[str, Any] = {"index": self.index["messages"], "body": {"query": query}, "routing": user_id}
+        before = int(self._call("count", lambda: self._client.count(**kw))["count"])
+        for name in ("messages", "sessions", "infos"):
+            self._delete_matching(name, query, user_id)
+        with self._lock:
+            self._reads.pop((user_id, session_id), None)
         return before
 
     def _delete_matching(self, name: str, query: dict[str, Any], routing: str | None) -> None:
