@@ -30,6 +30,7 @@ from refind.models import (
     Message,
     RoundTrace,
     SearchResult,
+    SessionSummary,
     StoreStats,
     Turn,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "RequestConflict",
     "RoundTrace",
     "SearchResult",
+    "SessionSummary",
     "Settings",
     "SetupError",
     "StoreClosed",

@@ -37,10 +37,10 @@ from refind.store.base import (
     Filters,
     Marker,
     Record,
+    SessionCounts,
     SessionDoc,
     SessionInfo,
     SessionState,
-    SessionSummary,
     WriteBatch,
 )
 from tests.conftest import ROOT
@@ -541,12 +541,12 @@ def test_session_summaries_count_and_date_each_session(engine: Engine) -> None:
                  rec("v", "a", 0, "other user", ts=T0 - DAY)])  # fmt: skip
     got = sorted(engine.session_summaries("u"), key=lambda s: s.session_id)
     assert got == [
-        SessionSummary("a", 3, T0, T0 + 3 * DAY),
-        SessionSummary("b", 1, T0 + 5 * DAY, T0 + 5 * DAY),
+        SessionCounts("a", 3, T0, T0 + 3 * DAY),
+        SessionCounts("b", 1, T0 + 5 * DAY, T0 + 5 * DAY),
     ]
     assert engine.session_summaries("nobody") == []
     put(engine, [rec("u", "a", 1, "two, replaced", ts=T0 + 2 * DAY)])  # a replacement counts once
-    assert SessionSummary("a", 3, T0 + DAY, T0 + 3 * DAY) in engine.session_summaries("u")
+    assert SessionCounts("a", 3, T0 + DAY, T0 + 3 * DAY) in engine.session_summaries("u")
 
 
 # ---------------------------------------------------------------------------------------------- deletion

@@ -49,7 +49,7 @@ __all__ = ["STATE_FILE", "ImportSummary", "default_state_path", "import_path", "
 log = logging.getLogger(__name__)
 
 STATE_FILE = "import-state.json"
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: sessions record their info digest; a state of 1 means: read every source again
 _TAIL = 4096  # bytes before a log's offset whose digest proves the file was only appended to
 _LINE_FORMATS = ("claude-code", "jsonl")
 
@@ -93,6 +93,14 @@ def default_state_path(mem: Memory) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- the state
+
+
+def _info_digest(log_: SessionLog) -> str:
+    """What a session's info was at its last import (compared, never stored in the index)."""
+    return json.dumps([log_.title, log_.source, log_.project], ensure_ascii=False)
+
+
+_NO_INFO = json.dumps([None, None, None])
 
 
 class _State:
@@ -203,9 +211,10 @@ class _Run:
             before = None if self.rescan and not appended else self.state.sessions.get(key)
             messages = log_.messages
             new = messages
+            info = _info_digest(log_)
             if appended:
-                n, digest = before if before is not None else (0, _EMPTY)
-                self.state.sessions[key] = [n + len(messages), _chain(digest, messages)]
+                n, digest = before[:2] if before is not None else (0, _EMPTY)
+                self.state.sessions[key] = [n + len(messages), _chain(digest, messages), info]
             else:
                 if (
                     before is not None
@@ -215,7 +224,10 @@ class _Run:
                     new = messages[before[0] :]
                 if new is messages and before is not None:
                     log.info("session %r changed since the last import; writing it whole", log_.session_id)
-                self.state.sessions[key] = [len(messages), _chain(_EMPTY, messages)]
+                self.state.sessions[key] = [len(messages), _chain(_EMPTY, messages), info]
+            if not new and messages and (before is None or before[2:] != [info]) and info != _NO_INFO:
+                new = messages[-1:]  # only the info changed (a conversation renamed): it is written with
+                # the last message again (same id: replaced in place)
             if not new:
                 self.unchanged += 1
                 continue
@@ -279,7 +291,7 @@ class _Run:
             logs: list[SessionLog] = list(sessions)
             end, next_line, cursor_data = cur.offset, cur.line, cur.to_json()
         else:
-            logs, end, next_line = read_jsonl(path, offset, int(earlier.get("line", 1)))
+            logs, end, next_line = read_jsonl(path, offset, int(earlier.get("line", 1)), skipped=self.skipped)
         yield from self.select(logs, appended=appended)
         keys_before = set(earlier.get("keys", []))
         self.unchanged += len(keys_before - self.seen)

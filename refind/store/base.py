@@ -56,7 +56,7 @@ __all__ = [
     "SessionDoc",
     "SessionInfo",
     "SessionState",
-    "SessionSummary",
+    "SessionCounts",
     "WriteBatch",
     "Writer",
 ]
@@ -146,7 +146,7 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionSummary:
+class SessionCounts:
     """One stored session of a user, from its messages: how many, and the first and last message times
     (epoch ms)."""
 
@@ -264,7 +264,7 @@ class Reader(Protocol):
         (session id, score), best first."""
         ...
 
-    def session_summaries(self, user_id: str) -> list[SessionSummary]:
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
         """Every session of ``user_id`` that holds messages: its message count and first and last times
         (in no particular order)."""
         ...

@@ -25,7 +25,7 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Expired, Filters, SessionInfo, SessionState, SessionSummary, WriteBatch
+from refind.store.base import Expired, Filters, SessionCounts, SessionInfo, SessionState, WriteBatch
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
@@ -359,10 +359,10 @@ class LuceneStore:
             out = self._reading().searchTitles(user_id, text, int(k), sessions)
         return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
 
-    def session_summaries(self, user_id: str) -> list[SessionSummary]:
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
         with self._java("search"):
             out = self._reading().sessionSummaries(user_id)
-        return [SessionSummary(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
+        return [SessionCounts(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
 
     # ------------------------------------------------------------------ writing
 

@@ -75,10 +75,10 @@ from refind.store.base import (
     Expired,
     Filters,
     Record,
+    SessionCounts,
     SessionDoc,
     SessionInfo,
     SessionState,
-    SessionSummary,
     WriteBatch,
     WriteRaced,
     query_bag,
@@ -812,9 +812,9 @@ class OpenSearchStore:
         hits = self._search("infos", body, user_id)["hits"]["hits"]
         return [(h["fields"]["session_id"][0], _float32(h["_score"])) for h in hits]
 
-    def session_summaries(self, user_id: str) -> list[SessionSummary]:
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
         self._check()
-        out: list[SessionSummary] = []
+        out: list[SessionCounts] = []
         after: dict[str, Any] | None = None
         while True:
             comp: dict[str, Any] = {"size": 1000, "sources": [{"s": {"terms": {"field": "session_id"}}}]}
@@ -832,7 +832,7 @@ class OpenSearchStore:
             }
             got = self._search("messages", body, user_id)["aggregations"]["sessions"]
             out.extend(
-                SessionSummary(
+                SessionCounts(
                     b["key"]["s"], int(b["doc_count"]), int(b["first"]["value"]), int(b["last"]["value"])
                 )
                 for b in got["buckets"]

@@ -43,9 +43,9 @@ from refind.store.base import (
     Expired,
     Filters,
     Record,
+    SessionCounts,
     SessionInfo,
     SessionState,
-    SessionSummary,
     WriteBatch,
     query_bag,
 )
@@ -448,7 +448,7 @@ class ReferenceStore:
                 scored.append((-_score(tf, _norm(tf), scorers), seq, sid))
             return [(sid, -neg) for neg, _, sid in heapq.nsmallest(int(k), scored)]
 
-    def session_summaries(self, user_id: str) -> list[SessionSummary]:
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
         self._check()
         with self._lock:
             self._check()
@@ -461,7 +461,7 @@ class ReferenceStore:
                     a[0] += 1
                     a[1] = min(a[1], d.ts)
                     a[2] = max(a[2], d.ts)
-            return [SessionSummary(sid, n, lo, hi) for sid, (n, lo, hi) in acc.items()]
+            return [SessionCounts(sid, n, lo, hi) for sid, (n, lo, hi) in acc.items()]
 
     # ------------------------------------------------------------------ writing
 
