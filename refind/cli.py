@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -39,7 +38,8 @@ from rich.table import Table
 from rich.text import Text
 
 import refind
-from refind.io import DEFAULT_USER, FORMATS, iter_sessions
+from refind.config import debug_enabled
+from refind.loaders import DEFAULT_USER, FORMATS, iter_sessions
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]
 
@@ -57,10 +57,6 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
-
-
-def _debug() -> bool:
-    return os.environ.get("REFIND_DEBUG", "") not in {"", "0"}
 
 
 class _Failure(click.ClickException):
@@ -87,11 +83,11 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except refind.RefindError as exc:
-            if _debug():
+            if debug_enabled():
                 raise
             raise _Failure(_one_line(str(exc))) from None
         except Exception as exc:
-            if _debug():
+            if debug_enabled():
                 raise
             raise _Failure(
                 f"unexpected {type(exc).__name__}: {_one_line(str(exc))} "
@@ -275,8 +271,8 @@ def import_cmd(
     """
     from tqdm import tqdm
 
-    from refind.io import detect_format, import_path
-    from refind.io import watch as watch_passes
+    from refind.loaders import detect_format, import_path
+    from refind.loaders import watch as watch_passes
 
     fmt = fmt or detect_format(path)
     stop = _StopOnInterrupt()
@@ -356,7 +352,7 @@ class _StopOnInterrupt:
 
 
 def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line: bool = False) -> None:
-    """One import's summary (a refind.io.ImportSummary): a table, one line per later --watch pass, or JSON
+    """One import's summary (a refind.loaders.ImportSummary): a table, one line per later --watch pass, or JSON
     (one line per pass with --watch)."""
     if as_json:
         click.echo(summary.model_dump_json(indent=None if one_line else 2))
@@ -473,25 +469,9 @@ def search(
 # ---------------------------------------------------------------------------------------------- rendering
 
 
-def _day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
-
-
-def _session_date(ms: int, text: str | None) -> str:
-    """The session's date as the source wrote it when that was human text, else from the timestamp."""
-    stripped = (text or "").strip()
-    if stripped and not stripped[:4].isdigit():
-        return stripped
-    dt = datetime.fromtimestamp(ms / 1000, UTC)
-    day = f"{dt:%a} {dt.day} {dt:%b %Y}"
-    if len(stripped) == 10 or (not stripped and dt.hour == dt.minute == 0):
-        return day  # the source gave a day only
-    return f"{day}, {dt:%H:%M} UTC"
-
-
 def _print_header(result: refind.SearchResult) -> None:
     sessions = len({e.session_id for e in result.evidence})
-    when = _session_date(result.now, None) if result.now is not None else "unknown"
+    when = refind.format_date(result.now, "weekday") if result.now is not None else "unknown"
     out.print(Text(result.question, style="bold"))
     out.print(
         Text(
@@ -531,7 +511,9 @@ def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = ()) -> No
     for blocks in groups:
         first = blocks[0]
         header = Text("\n")
-        header.append(_session_date(first.session_date, first.session_date_text), style="bold cyan")
+        header.append(
+            refind.format_date(first.session_date, "weekday", text=first.session_date_text), style="bold cyan"
+        )
         header.append(f"  session {first.session_id}", style="cyan")
         header.append(f"  {_rounds_text([r for b in blocks for r in b.rounds])}", style="dim")
         out.print(header)
@@ -559,8 +541,8 @@ def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = ()) -> No
 def _dates(step: refind.RoundTrace) -> str:
     if step.date_from is None and step.date_to is None:
         return ""
-    lo = _day(step.date_from) if step.date_from is not None else "…"
-    hi = _day(step.date_to) if step.date_to is not None else "…"
+    lo = refind.format_date(step.date_from, "day") if step.date_from is not None else "…"
+    hi = refind.format_date(step.date_to, "day") if step.date_to is not None else "…"
     if lo == hi:
         return lo
     if lo[:4] == hi[:4]:
@@ -933,7 +915,7 @@ def demo(
                 Text.assemble(
                     ("refind demo: ", "bold"),
                     f"{mem.count(user)} messages between {spec['who']}, {spec['period']} "
-                    f"({log_path.name}). Each question is asked as of {_session_date(_ms(now), None)}.\n",
+                    f"({log_path.name}). Each question is asked as of {refind.format_date(_ms(now), 'weekday')}.\n",
                     ("▶", "bold yellow"),
                     " a turn a search matched   ",
                     ("★", "bold green"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import refind
-from refind import io
+from refind import loaders as io
 from refind.loaders import Skipped, iter_jsonl
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -210,6 +210,7 @@ class ReferenceStore:
     """
 
     location = "reference://"
+    shared_writers = False
 
     def __init__(self, *, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
@@ -683,6 +684,10 @@ class ReferenceStore:
         with self._lock:
             self._closed = True
             self._pending = []
+
+    def drop(self) -> None:
+        """Delete everything and close (the same as :meth:`close`: nothing outlives the process)."""
+        self.close()
 
     def __enter__(self) -> ReferenceStore:
         return self
