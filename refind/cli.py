@@ -825,8 +825,11 @@ def serve(
     is_flag=True,
     help="Also offer add_messages, so the model can save messages (opens the index for writing).",
 )
+@_data_option
 @click.pass_context
-def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, allow_add: bool) -> None:
+def mcp(
+    ctx: click.Context, data: Path | None, user: str, transport: str, host: str, port: int, allow_add: bool
+) -> None:
     """Serve the index to an AI agent over the Model Context Protocol.
 
     Tools: search (a question; several keyword rounds with time filters), keyword_search (words and
@@ -842,7 +845,9 @@ def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, all
             raise _Failure("the MCP server needs the mcp SDK: pip install 'refind[mcp]'") from None
         raise
     try:
-        run_mcp(_location(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
+        run_mcp(
+            _location(ctx, data), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add
+        )  # type: ignore[arg-type]
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
 
