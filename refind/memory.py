@@ -168,13 +168,18 @@ class Memory:
         return self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text, info)
 
     def import_sessions(
-        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+        self,
+        logs: Iterable[SessionLog],
+        *,
+        progress: Callable[[int], None] | None = None,
+        written: Callable[[int], None] | None = None,
     ) -> ImportResult:
         """Bulk-add many sessions with few commits (every 200,000 messages and at the end).
 
         Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
-        with the number of messages written after each session."""
-        return self._writes.import_sessions(logs, progress=progress)
+        with the number of messages read after each session; ``written`` (from the thread that writes) with
+        the number the index has taken in, every few thousand, so a progress bar covers the writing too."""
+        return self._writes.import_sessions(logs, progress=progress, written=written)
 
     def delete_added_before(self, cutoff: TimeLike) -> int:
         """Retention: delete everything *added* (acknowledged) before ``cutoff`` (epoch ms, ISO string or

@@ -191,10 +191,32 @@ def test_a_bad_jsonl_line_is_counted_and_named_and_the_rest_imported(tmp_path: P
     skipped = Skipped()
     logs = list(iter_jsonl(path, skipped))
     assert [m.content for log_ in logs for m in log_.messages] == ["a", "c"]
-    assert logs[0].title == "Notes" and logs[0].source == "jsonl"
+    assert logs[0].title == "Notes" and logs[0].source is None
     assert skipped["unreadable_lines"] == 4
     lines = [re.match(rf"{re.escape(str(path))}:(\d+)", p) for p in skipped.problems]
     assert [int(m.group(1)) for m in lines if m] == [2, 3, 4, 5]
     with refind.Memory(tmp_path / "index") as mem:
         result = io.import_path(mem, path)
         assert result.added == 2 and result.skipped == {"unreadable_lines": 4} and len(result.problems) == 4
+
+
+def test_import_progress_covers_the_writing() -> None:
+    from refind.models import SessionLog
+
+    mem = refind.Memory("reference://")
+    logs = [
+        SessionLog(
+            user_id="u",
+            session_id=f"s{i}",
+            messages=[{"role": "user", "content": f"message {j} of session {i}"} for j in range(100)],
+            title=f"Session {i}",
+        )
+        for i in range(50)
+    ]
+    read: list[int] = []
+    written: list[int] = []
+    result = mem.import_sessions(logs, progress=read.append, written=written.append)
+    assert result.added == sum(read) == sum(written) == 5000
+    assert len(written) >= 2  # in steps while the slice is indexed, not once at the end
+    assert all(n <= 2100 for n in written)
+    assert mem.session_info("u", "s49") is not None and mem.session_info("u", "s49").title == "Session 49"

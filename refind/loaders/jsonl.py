@@ -35,8 +35,8 @@ def read_jsonl(
     A line that cannot be read (not JSON, not an object, no user or session id, an invalid message or
     session field) is left out, counted in ``skipped`` under ``unreadable_lines`` and, when ``skipped`` is
     a :class:`~refind.loaders.Skipped`, named with its line number and why; the other lines are imported.
-    A session's ``title``, ``source`` and ``project`` are the first its lines give (``source`` defaults to
-    ``jsonl``)."""
+    A session's ``title``, ``source`` and ``project`` are the first its lines give (none when they give none:
+    a source is the app a conversation came from, and a JSONL file is written by anything)."""
     lines, end = read_lines(path, start)
     logs: list[SessionLog] = []
     current: tuple[str, str] | None = None
@@ -54,7 +54,7 @@ def read_jsonl(
                 date=parse_date(session_text, f"{path}: session_time") if session_text else None,
                 date_text=session_text,
                 title=info.get("title"),
-                source=info.get("source", "jsonl"),
+                source=info.get("source"),
                 project=info.get("project"),
             )
         )

@@ -320,6 +320,7 @@ def import_path(
     state: str | os.PathLike[str] | None = None,
     progress: Callable[[int], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    written: Callable[[int], None] | None = None,
 ) -> ImportSummary:
     """Import the file or directory at ``path`` into ``mem``, writing only what the last import of it did
     not (see the module docstring). Returns what was done.
@@ -329,7 +330,8 @@ def import_path(
     user id of a personal history (ChatGPT, Claude, Claude Code; default ``"me"``). ``rescan`` reads every
     source whole again, ignoring the state (ids replace: nothing is duplicated). ``state`` overrides where
     the import state is kept (:func:`default_state_path`). ``progress`` is called with the number of
-    messages written after each session. ``stop`` is asked before each session is read: once it says
+    messages read after each session, ``written`` with the number the index took in (every few thousand,
+    from the thread that writes). ``stop`` is asked before each session is read: once it says
     True, what was read so far is saved and the import ends (``interrupted``); the state is then left as
     it was, so the next import reads again what this one did not finish (ids replace: nothing doubles)."""
     started = time.perf_counter()
@@ -355,7 +357,9 @@ def import_path(
             yield log_
 
     try:
-        result = mem.import_sessions(until_stopped(_sources(run, p, fmt, selection)), progress=progress)
+        result = mem.import_sessions(
+            until_stopped(_sources(run, p, fmt, selection)), progress=progress, written=written
+        )
     except InvalidInput as exc:
         raise _with_hint(exc, p, format) from exc
     if not interrupted:

@@ -523,15 +523,21 @@ class WritePath:
     # ------------------------------------------------------------------ bulk import
 
     def import_sessions(
-        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+        self,
+        logs: Iterable[SessionLog],
+        *,
+        progress: Callable[[int], None] | None = None,
+        written: Callable[[int], None] | None = None,
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
-        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session."""
+        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session. ``progress``
+        is called with the messages of each session resolved, ``written`` (from the writing thread) with
+        the messages the engine has indexed, every ``_WRITE_STEP`` or so."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
             self._commit_now()
-            run = _Import(self, total, users, progress)
+            run = _Import(self, total, users, progress, written)
             try:
                 for chunk in _slices(logs):
                     run.slice(chunk)
@@ -603,6 +609,7 @@ class _Import:
         total: ImportResult,
         users: set[str],
         progress: Callable[[int], None] | None,
+        written: Callable[[int], None] | None = None,
     ) -> None:
         self.path = path
         self.engine = path.engine
@@ -613,7 +620,7 @@ class _Import:
         self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
         self.infos: dict[tuple[str, str], SessionInfo] = {}  # written in this import (kept across commits)
         self.uncommitted = 0
-        self.writer = _Pipeline(self.engine)
+        self.writer = _Pipeline(self.engine, written)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
         """Resolve and write one slice with two batched lookups (stored sessions, then the ids its
@@ -722,15 +729,45 @@ class _Import:
         self._commit(WriteBatch())
 
 
+_WRITE_STEP = 2_000  # messages per engine write when an import reports what is written
+
+
+def _parts(batch: WriteBatch) -> Iterator[WriteBatch]:
+    """``batch`` as consecutive batches of whole sessions (records, session document, info together: an
+    engine's ``appended`` hint refers to the records of its own batch), about ``_WRITE_STEP`` messages each;
+    the marker goes with the last."""
+    by_session: dict[tuple[str, str], list[Record]] = {}
+    for r in batch.records:
+        by_session.setdefault((r.user_id, r.session_id), []).append(r)
+    infos = {(i.user_id, i.session_id): i for i in batch.infos}
+    part = WriteBatch()
+    for doc in batch.sessions:
+        key = (doc.user_id, doc.session_id)
+        part.records.extend(by_session.pop(key, []))
+        part.sessions.append(doc)
+        if key in infos:
+            part.infos.append(infos.pop(key))
+        if len(part.records) >= _WRITE_STEP:
+            yield part
+            part = WriteBatch()
+    for records in by_session.values():  # records without a session document (none today)
+        part.records.extend(records)
+    part.infos.extend(infos.values())
+    part.marker = batch.marker
+    if part.records or part.sessions or part.infos or part.marker is not None:
+        yield part
+
+
 class _Pipeline:
     """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
     is resolved (the engine's Java calls release the GIL). ``drain`` waits until all are written and
     raises what a write raised."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, written: Callable[[int], None] | None = None) -> None:
         import queue
 
         self.engine = engine
+        self.written = written
         self.queue: queue.Queue[WriteBatch | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="refind-import-writer", daemon=True)
@@ -741,7 +778,13 @@ class _Pipeline:
             batch = self.queue.get()
             try:
                 if batch is not None and self.error is None:
-                    self.engine.write(batch)
+                    if self.written is None:
+                        self.engine.write(batch)
+                    else:  # in steps of whole sessions, so a progress bar moves while a slice is indexed
+                        for part in _parts(batch):
+                            self.engine.write(part)
+                            if part.records:
+                                self.written(len(part.records))
             except BaseException as exc:  # handed to the importing thread at its next put or drain
                 self.error = exc
             finally:
