@@ -38,10 +38,14 @@ def default_log() -> Path:
 
 
 def claude_code_command(
-    data: Path, projects: Path | None = None, executable: str | None = None, log: Path | None = None
+    data: Path | None, projects: Path | None = None, executable: str | None = None, log: Path | None = None
 ) -> str:
     """The hook's shell command: this installation's ``refind``, importing the Claude Code logs into the
-    index ``data``, its output appended to ``log``."""
+    index ``data`` (None: the default index, :func:`refind.config.default_data_dir`), its output appended
+    to ``log``."""
+    from refind.config import default_data_dir
+
+    data = (data if data is not None else default_data_dir()).expanduser().resolve()
     beside = Path(sys.executable).parent / "refind"
     exe = executable or (str(beside) if beside.is_file() else "refind")
     logs = projects if projects is not None else Path("~/.claude/projects").expanduser()

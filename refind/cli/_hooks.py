@@ -39,14 +39,12 @@ def install(ctx: click.Context, host: str, settings: Path | None, projects: Path
       refind hooks install claude-code
       refind --data ~/refind-index hooks install claude-code --settings .claude/settings.json
     """
-    from refind.config import default_data_dir
     from refind.hooks import claude_code_command, default_log, default_settings, install_claude_code
 
-    data = _data_dir(ctx) or default_data_dir()
     if ctx.find_root().meta.get("refind.store"):
         raise _Failure("the hook imports into an index directory: give --data DIR, not --store")
     default_log().parent.mkdir(parents=True, exist_ok=True)
-    command = claude_code_command(data.expanduser().resolve(), projects)
+    command = claude_code_command(_data_dir(ctx), projects)
     where = settings or default_settings()
     changed = install_claude_code(command, where)
     out.print(f"{'Installed' if changed else 'Already installed:'} the SessionEnd hook in {where}:")
