@@ -12,7 +12,8 @@
   one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
   lookups of later adds consult overlays of what is written but not yet committed;
 - **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
-  ``_COMMIT_EVERY`` messages and at the end.
+  ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters) and at the end. Slices are bounded by
+  characters too (``_SLICE_CHARS``), so what an import holds in flight does not grow with message length.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 SESSION_JOIN = "\n"
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
 _COMMIT_EVERY = 200_000  # messages between commits of an import
+# Long messages: a slice is copied a few times on its way into the engine (records, the batch's JSON, Java's
+# parse of it) and up to four slices are alive at once (one resolved, two queued, one being indexed), and
+# what was written since the last commit is kept for the next slices' lookups. Bounding both by characters
+# keeps an import's memory flat whatever the messages' length (docs/store.md, docs/benchmarks/perf.md).
+_SLICE_CHARS = 4_000_000  # characters of content in one slice
+_COMMIT_CHARS = 32_000_000  # characters of content between commits of an import
 _SENT_SLICE_MESSAGES = 5_000  # slices of an engine that commits each (Engine.commit_slices), sent while
 # the next is resolved
 _RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
@@ -490,7 +497,8 @@ class WritePath:
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
-        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session."""
+        ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as
+        :meth:`add` per session."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
@@ -530,11 +538,12 @@ class WritePath:
 
 
 def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
-    """The sessions (validated) in slices of about ``size`` messages; a session given twice starts a new
-    slice, so a slice holds each session once."""
+    """The sessions (validated) in slices of about ``size`` messages or ``_SLICE_CHARS`` characters of
+    content, whichever comes first; a session given twice starts a new slice, so a slice holds each session
+    once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
     keys: set[tuple[str, str]] = set()
-    n = 0
+    n = chars = 0
     for log_ in logs:
         check_id("user_id", log_.user_id)
         check_id("session_id", log_.session_id)
@@ -542,13 +551,14 @@ def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[Sessio
         key = (log_.user_id, log_.session_id)
         if key in keys:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
         chunk.append((log_, messages))
         keys.add(key)
         n += len(messages)
-        if n >= size:
+        chars += sum(len(m.content) for m in messages)
+        if n >= size or chars >= _SLICE_CHARS:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
     if chunk:
         yield chunk
 
@@ -572,6 +582,7 @@ class _Import:
         self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
         self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
         self.uncommitted = 0
+        self.uncommitted_chars = 0
         self.writer = _Pipeline(self.engine)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
@@ -647,6 +658,7 @@ class _Import:
             self.total.sessions += 1
             self.users.add(u)
             self.uncommitted += len(res.records)
+            self.uncommitted_chars += sum(len(r.content) for r in res.records)
             if self.progress is not None:
                 self.progress(len(res.records))
         self.writer.put(batch)
@@ -654,7 +666,7 @@ class _Import:
             self._commit(WriteBatch())
             for u, left in moved:
                 self.path._rewrite_sessions(u, left)
-        if self.uncommitted >= _COMMIT_EVERY:
+        if self.uncommitted >= _COMMIT_EVERY or self.uncommitted_chars >= _COMMIT_CHARS:
             self._commit(WriteBatch())
 
     def _commit(self, batch: WriteBatch) -> None:
@@ -665,6 +677,7 @@ class _Import:
         self.sessions.clear()
         self.ids.clear()
         self.uncommitted = 0
+        self.uncommitted_chars = 0
 
     def finish(self) -> None:
         self._commit(WriteBatch())
