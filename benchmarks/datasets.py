@@ -7,7 +7,7 @@ Three formats, each read from a path (``.json`` or ``.json.gz`` where the format
   session-level gold only. A session's text is its ``content``, verbatim; its messages are the
   ``[role] ...`` lines of that content.
 - ``locomo``: LoCoMo JSON. One haystack per conversation (the user is ``sample_id``); sessions and messages
-  come from :func:`refind.io.iter_locomo` (message id = ``dia_id``). Turn gold is the QA item's
+  come from :func:`refind.loaders.iter_locomo` (message id = ``dia_id``). Turn gold is the QA item's
   ``evidence``; session gold is the set of sessions holding those turns. Evidence strings are read by
   :func:`parse_locomo_evidence`: references ``D<session>:<turn>`` (so that spelling slips such as
   "D8:6; D9:17" in one string, or "D:11:26", still resolve) and ranges ``D12:3-D12:5`` (also
@@ -21,7 +21,7 @@ Three formats, each read from a path (``.json`` or ``.json.gz`` where the format
   (its gold would be incomplete). ``category`` becomes the type (1 multi-hop, 2 temporal, 3 open-domain,
   4 single-hop, 5 adversarial). LoCoMo has no question dates, so ``now`` is None.
 - ``longmemeval``: the official LongMemEval JSON (or .json.gz). One haystack per question (the user is
-  ``question_id``); sessions from :func:`refind.io.iter_longmemeval`, message id
+  ``question_id``); sessions from :func:`refind.loaders.iter_longmemeval`, message id
   ``"{session_id}:{turn}"``. Session gold is ``answer_session_ids``; turn gold is the ``has_answer``
   turns inside gold sessions. ``question_date`` is ``now``. Questions whose id ends in ``_abs`` are
   abstention questions: no gold, reported separately, excluded from recall. A session id repeated within
@@ -42,7 +42,7 @@ from typing import Any
 
 from refind import Message
 from refind.errors import InvalidInput
-from refind.io import iter_locomo, iter_longmemeval, read_json
+from refind.loaders import iter_locomo, iter_longmemeval, read_json
 from refind.models import SessionLog, to_epoch_ms
 
 __all__ = [

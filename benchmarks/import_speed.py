@@ -5,10 +5,10 @@
 Writes a deterministic (``--seed``) export of about ``--mb`` MB to ``OUT/conversations.json`` (kept and
 reused when it exists with the same size and seed), then measures:
 
-- ``parse``: :func:`refind.io.iter_chatgpt` over the whole file without writing anything (JSON decoding,
+- ``parse``: :func:`refind.loaders.iter_chatgpt` over the whole file without writing anything (JSON decoding,
   thread walking, markers, message validation), ``--runs`` times; messages/s and MB/s of the median run,
   by the wall clock and by the process's CPU time (on a shared machine the second is the steadier);
-- ``import``: :func:`refind.io.import_path` into a new index at ``OUT/index`` (parsing, the import state,
+- ``import``: :func:`refind.loaders.import_path` into a new index at ``OUT/index`` (parsing, the import state,
   and ``Memory.import_sessions``: Lucene writes and commits), once; ``cpu_s`` is this process's CPU time
   (the JVM's threads included: it runs inside the process);
 - ``engine_alone``: the engine's bulk rate on the same messages, parsed into memory first and then written
@@ -38,7 +38,7 @@ from typing import Any
 
 import refind
 from benchmarks.perf import _message_texts
-from refind import io
+from refind import loaders as io
 
 START_S = 1_672_531_200  # 2023-01-01
 YEAR_S = 365 * 86_400

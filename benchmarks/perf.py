@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import refind
-from refind.io import iter_longmemeval
+from refind.loaders import iter_longmemeval
 from refind.models import Message, SessionLog
 
 NAMES = [

@@ -80,7 +80,7 @@ def run(
     finally:
         for name, mem in memories.items():
             if name != "embedded":
-                mem.store.drop()  # type: ignore[attr-defined]
+                mem.drop()
             mem.close()
     out.mkdir(parents=True, exist_ok=True)
     (out / "shard_stats.json").write_text(json.dumps(report, indent=2) + "\n")

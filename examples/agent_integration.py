@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import refind
-from refind.io import iter_sessions
+from refind.loaders import iter_sessions
 from refind.tools import ToolDispatcher, openai_tools
 
 HISTORY = Path(__file__).resolve().parent / "data" / "chat_history.jsonl"  # Maya's chats, Jan-Jun 2024

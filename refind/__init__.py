@@ -22,6 +22,7 @@ from refind.errors import (
     StoreClosed,
     StoreError,
 )
+from refind.evidence import format_date
 from refind.memory import Memory
 from refind.models import (
     AddResult,
@@ -29,10 +30,10 @@ from refind.models import (
     Hit,
     Message,
     RoundTrace,
-    SearchResult,
     StoreStats,
     Turn,
 )
+from refind.result import SearchResult
 from refind.warmup import WarmUp, warm_up
 
 __all__ = [
@@ -61,5 +62,6 @@ __all__ = [
     "Turn",
     "WarmUp",
     "__version__",
+    "format_date",
     "warm_up",
 ]

@@ -71,6 +71,13 @@ class Settings(BaseModel):
     hit_tokens: int | None = Field(1000, ge=16, le=1_000_000)
     max_query_chars: int = Field(4000, ge=16, le=1_000_000)
 
+    @staticmethod
+    def debug_enabled() -> bool:
+        """``$REFIND_DEBUG`` is set to anything but empty or ``0``: the CLI re-raises unexpected errors with
+        their traceback and the HTTP service adds an internal error's message to its 500 body (read here
+        only, at each call, so it is never part of a store's settings)."""
+        return os.environ.get("REFIND_DEBUG", "") not in {"", "0"}
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Build settings from ``REFIND_*`` variables, then ``overrides`` (``None`` values are ignored)."""

@@ -1,35 +1,483 @@
-"""Evidence assembly across the rounds of one search: blocks found by several rounds become one.
+"""Evidence for a reader: ordering, rendering, and packing under a token budget (DESIGN §6).
 
-Rendering and packing for a reader live in :mod:`refind.render` (beside the models, which render
-themselves); this module is the search side's: how the blocks of successive rounds combine."""
+Pure functions over the models (no index, no search), so :class:`refind.SearchResult` renders and packs
+itself and every front (CLI, HTTP service, benchmarks) gets exactly what ``to_text`` gives.
+
+Rendering: a block is a header ``[session <id> | <date>]`` then one ``speaker: text`` line per turn, the
+turns a search hit marked ``* ``. A hit longer than ``hit_tokens`` is cut to the passage around the words
+that matched; a context turn (the window around a hit) longer than ``context_tokens`` is cut keeping the
+side nearest its hit. A cut is marked ``[…]``.
+
+Packing for a budget of B tokens (:func:`pack`) spends the tokens on what answers first, in tiers of
+``PACK_TIER`` sessions by fused relevance (the best five sessions get their hits and then their context
+before the next five get anything, so weak hits never crowd out the best context):
+
+1. every hit turn of the tier, before any context: hits ordered across sessions by :func:`hit_order` (the
+   hit's own fused score fused with its session's rank), each with its session header and date, a long
+   hit cut to the passage around its matched words (``PASSAGE_TOKENS``, at most B/8, the cut marked), so
+   one long assistant answer cannot starve the hits after it;
+2. then the tier's context turns, block by block in the order of their best hit, each block's nearest
+   its hits first (distance 1 around every hit of the block, then 2...);
+3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``);
+4. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
+   dropped, and when anything fits at all the result is never empty.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
 from refind.models import Evidence, Turn
+from refind.tokens import count_tokens, count_tokens_upto, slice_tokens
 
-__all__ = ["merge_blocks"]
+__all__ = [
+    "CONTEXT_TOKENS",
+    "CUT",
+    "HIT_TOKENS",
+    "PACK_TIER",
+    "PASSAGE_TOKENS",
+    "by_relevance",
+    "excerpt",
+    "DateForm",
+    "format_date",
+    "hit_order",
+    "order_evidence",
+    "pack",
+    "render",
+    "render_block",
+    "rendered_tokens",
+]
+
+CONTEXT_TOKENS = 150
+"""Default cap on a context turn (a window turn that no search hit) when rendering."""
+HIT_TOKENS = 1000
+"""Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
+PACK_TIER = 5
+"""Sessions packed together: the best five get their hits, then their context, before the next five."""
+PASSAGE_TOKENS = 100
+"""Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
+eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
+CUT = "[…]"
+"""Marks where a turn was cut."""
+_MIN_PASSAGE = 24  # a hit cut shorter than this many tokens says too little to be worth its line
+_HIT_SHARE = 8  # first pass: no hit passage takes more than an eighth of the budget
+_HIT_K0 = 5.0  # rank fusion constant of hit_order: small, so that the first ranks weigh most
+_MAX_TERMS = 64
+
+Keep = Literal["match", "head", "tail"]
+
+# ---------------------------------------------------------------------------------------------- dates
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+
+DateForm = Literal["session", "weekday", "day", "minute"]
+"""How :func:`format_date` writes a date: ``session`` ("8 May 2023", "8 May 2023, 14:30 UTC", or the
+source's own human text), ``weekday`` (the same with the weekday: "Mon 8 May 2023"), ``day``
+("2023-05-08") and ``minute`` ("2023-05-08 14:30 UTC")."""
+_FORMS = ("session", "weekday", "day", "minute")
 
 
-def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
-    """One block for two overlapping or adjacent blocks of the same session."""
-    turns: dict[int, Turn] = {t.turn: t for t in a.turns}
-    for t in b.turns:
-        if t.turn in turns:
-            old = turns[t.turn]
-            turns[t.turn] = old.model_copy(
-                update={"matched": old.matched or t.matched, "score": max(old.score, t.score)}
-            )
+def format_date(ms: int, form: DateForm = "session", *, text: str | None = None) -> str:
+    """A UTC date for people, the one date formatter of refind (evidence headers, the CLI, tool messages).
+
+    ``session`` and ``weekday`` keep the granularity the source gave: human ``text`` ("1:56 pm on 8 May,
+    2023", "March 2024") is shown as written; a machine timestamp (epoch ms, ISO 8601 ``text``) as a day,
+    plus the UTC time of day when the source had one (a date-only ISO text, or no text and midnight, is a
+    day). ``day`` and ``minute`` are ISO-like and ignore ``text``.
+    """
+    if form not in _FORMS:
+        raise ValueError(f"unknown date form {form!r}; expected one of {', '.join(_FORMS)}")
+    dt = datetime.fromtimestamp(ms / 1000, UTC)
+    if form == "day":
+        return f"{dt:%Y-%m-%d}"
+    if form == "minute":
+        return f"{dt:%Y-%m-%d %H:%M} UTC"
+    stripped = text.strip() if text is not None else None
+    if text and stripped is not None and not _ISO.match(stripped) and not stripped.isdigit():
+        return text
+    iso = _ISO.match(stripped) if stripped is not None else None
+    date_only = iso is not None and iso.group(1) is None
+    day = f"{dt.day} {dt:%B %Y}" if form == "session" else f"{dt:%a} {dt.day} {dt:%b %Y}"
+    if date_only or (text is None and dt.hour == dt.minute == dt.second == 0):
+        return day
+    return f"{day}, {dt:%H:%M} UTC"
+
+
+# ---------------------------------------------------------------------------------------------- order
+
+
+def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
+    """Group by session, sessions in time order (by their earliest block), blocks and turns in order."""
+    blocks = list(blocks)
+    first: dict[str, tuple[int, int]] = {}
+    for b in blocks:
+        key = (b.session_date, b.first_turn)
+        if b.session_id not in first or key < first[b.session_id]:
+            first[b.session_id] = key
+    return sorted(blocks, key=lambda b: (first[b.session_id], b.session_id, b.first_turn))
+
+
+def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:
+    """Blocks best first (ties: earlier round, then earlier time)."""
+    return sorted(
+        blocks, key=lambda e: (-e.score, e.rounds[0] if e.rounds else 0, e.session_date, e.first_turn)
+    )
+
+
+# ---------------------------------------------------------------------------------------------- excerpts
+
+
+def _term_roots(terms: Sequence[str]) -> list[str]:
+    """What to look for in a text for each analyzed (lowercased, stemmed) term: a stem is found at the
+    start of the words it came from ("hous" in "houses"); a Porter stem ending in "i" by its root, so that
+    "happi" finds "happy"; CJK bigrams as written."""
+    roots = []
+    for term in list(dict.fromkeys(t for t in terms if t))[:_MAX_TERMS]:
+        roots.append(term[:-1] if term.isascii() and len(term) > 3 and term.endswith("i") else term)
+    return roots
+
+
+def _occurrences(text: str, roots: Sequence[str], limit: int = 2000) -> list[tuple[int, int]]:
+    """(position, term index) of each root found at a word start (CJK: anywhere), by position. ``str.find``
+    on the lowercased text keeps a megabyte-long message cheap to scan."""
+    lowered = text.lower()
+    haystack = lowered if len(lowered) == len(text) else text  # (lowercasing may change lengths)
+    found: list[tuple[int, int]] = []
+    for index, root in enumerate(roots):
+        pos = haystack.find(root)
+        n = 0
+        while pos >= 0 and n < limit:
+            if not root.isascii() or pos == 0 or not haystack[pos - 1].isalnum():
+                found.append((pos, index))
+                n += 1
+            pos = haystack.find(root, pos + 1)
+    found.sort()
+    return found
+
+
+def _match_center(text: str, terms: Sequence[str], width: int) -> int | None:
+    """The character position at the middle of the ``width``-character window that holds the most
+    distinct terms (then the most matches; then the earliest), or None when no term occurs."""
+    hits = _occurrences(text, _term_roots(terms))
+    if not hits:
+        return None
+    best = (0, 0, 0)  # (distinct, count, -start index)
+    best_span = (hits[0][0], hits[0][0])
+    counts: dict[int, int] = {}
+    lo = 0
+    for hi, (pos, term) in enumerate(hits):
+        counts[term] = counts.get(term, 0) + 1
+        while pos - hits[lo][0] > width:
+            t = hits[lo][1]
+            counts[t] -= 1
+            if not counts[t]:
+                del counts[t]
+            lo += 1
+        score = (len(counts), hi - lo + 1, -lo)
+        if score > best:
+            best, best_span = score, (hits[lo][0], pos)
+    return (best_span[0] + best_span[1]) // 2
+
+
+def excerpt(text: str, max_tokens: int | None, *, terms: Sequence[str] = (), keep: Keep = "match") -> str:
+    """``text`` whole when it fits in ``max_tokens`` tokens, else a passage of it that does (the
+    ``[…]`` marks included): around the densest occurrence of ``terms`` (``keep="match"``; the start when
+    none occurs), or its start (``head``) or end (``tail``). ``None`` keeps every text whole. The cost is
+    bounded by the passage, not the text: a megabyte-long message costs about what a short one does."""
+    if max_tokens is None or len(text) <= max_tokens:  # a token is at least one character
+        return text
+    if len(text) <= 8 * max_tokens and count_tokens(text) <= max_tokens:
+        return text
+    width = 6 * max_tokens  # characters comfortably holding max_tokens tokens
+    if keep == "head":
+        center = 0
+    elif keep == "tail":
+        center = len(text)
+    else:
+        found = _match_center(text, terms, width // 2)
+        center = found if found is not None else 0
+    room = max(max_tokens - 2 * count_tokens(CUT + " "), 1)
+    lo = max(0, min(center - width // 2, len(text) - width))
+    hi = min(len(text), lo + width)
+    window = text[lo:hi]
+    relative = (center - lo) / max(len(window), 1)
+    passage, cut_head, cut_tail = slice_tokens(window, room, relative)
+    cut_head = cut_head or lo > 0
+    cut_tail = cut_tail or hi < len(text)
+    passage = passage.strip()
+    return f"{CUT + ' ' if cut_head else ''}{passage}{' ' + CUT if cut_tail else ''}"
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+
+
+def _speaker(t: Turn) -> str:
+    return t.speaker if t.speaker else t.role
+
+
+def _line(t: Turn, text: str) -> str:
+    return f"{'* ' if t.matched else ''}{_speaker(t)}: {text}"
+
+
+def _header(block: Evidence) -> str:
+    return f"[session {block.session_id} | {format_date(block.session_date, text=block.session_date_text)}]"
+
+
+def _context_side(block: Evidence, index: int) -> Keep:
+    """Which end of context turn ``index`` to keep: the one facing its nearest hit."""
+    hits = [i for i, t in enumerate(block.turns) if t.matched]
+    if not hits:
+        return "head"
+    nearest = min(hits, key=lambda h: (abs(h - index), h))
+    return "tail" if nearest > index else "head"
+
+
+def _turn_text(
+    block: Evidence, index: int, context_tokens: int | None, hit_tokens: int | None, cap: int | None = None
+) -> str:
+    t = block.turns[index]
+    if t.matched:
+        limit = hit_tokens if cap is None else (cap if hit_tokens is None else min(cap, hit_tokens))
+        return excerpt(t.content, limit, terms=block.terms)
+    limit = context_tokens if cap is None else (cap if context_tokens is None else min(cap, context_tokens))
+    return excerpt(t.content, limit, keep=_context_side(block, index))
+
+
+def render_block(
+    block: Evidence,
+    *,
+    header: bool = True,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> str:
+    """One block: its header, then ``speaker: text`` lines (hits marked ``*``), long turns cut (see the
+    module docstring). ``None`` for a cap keeps those turns whole."""
+    lines = [_header(block)] if header else []
+    for i, t in enumerate(block.turns):
+        lines.append(_line(t, _turn_text(block, i, context_tokens, hit_tokens)))
+    return "\n".join(lines)
+
+
+def render(
+    blocks: Sequence[Evidence],
+    max_tokens: int | None = None,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> str:
+    """All blocks in session and time order (packed for ``max_tokens`` first, see :func:`pack`).
+    Consecutive blocks of one session share its header; a gap between them is shown as ``...``."""
+    if max_tokens is not None:
+        blocks = pack(blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens)
+    return _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
+
+
+def rendered_tokens(
+    blocks: Sequence[Evidence],
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> int:
+    """About the tokens of :func:`render` (``blocks`` without a budget), cheaply: each turn's content
+    (counts are cached per text) up to its cap, plus a few for its speaker and line, plus each header. For
+    the trace, which records it for every round."""
+    total = 0
+    for block in blocks:
+        total += count_tokens(_header(block)) + 1
+        for t in block.turns:
+            cap = hit_tokens if t.matched else context_tokens
+            total += (count_tokens(t.content) if cap is None else count_tokens_upto(t.content, cap)) + 4
+    return total
+
+
+def _render_ordered(blocks: Sequence[Evidence], context_tokens: int | None, hit_tokens: int | None) -> str:
+    parts: list[str] = []
+    previous: Evidence | None = None
+    for block in blocks:
+        text = render_block(
+            block,
+            header=previous is None or previous.session_id != block.session_id,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+        )
+        if previous is not None and previous.session_id == block.session_id:
+            parts.append("...\n" + text)
         else:
-            turns[t.turn] = t
-    ordered = [turns[k] for k in sorted(turns)]
-    return Evidence(
-        id=f"{a.session_id}#{ordered[0].turn}-{ordered[-1].turn}",
-        session_id=a.session_id,
-        session_date=min(a.session_date, b.session_date),
-        session_date_text=a.session_date_text if a.session_date <= b.session_date else b.session_date_text,
-        turns=ordered,
-        score=max(a.score, b.score),
-        rounds=sorted(set(a.rounds) | set(b.rounds)),
-        noted=a.noted or b.noted,
-        terms=list(dict.fromkeys([*a.terms, *b.terms])),
+            parts.append(("\n" if parts else "") + text)
+        previous = block
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------- packing
+
+
+@dataclass(slots=True)
+class _Pick:
+    block: int  # index into the ranked blocks
+    turn: int  # index into that block's turns
+    text: str  # the turn's content as it will be shown (possibly cut)
+    cost: int  # tokens it was counted at (its line and any header or gap line it brought)
+
+
+def hit_order(blocks: Sequence[Evidence]) -> list[tuple[int, int]]:
+    """The hits of ``blocks`` (``(block index, turn index)``), most relevant first across sessions: by
+    reciprocal-rank fusion of the hit's own rank (its fused score in the round that found it,
+    :attr:`Turn.score`) and its session's rank (the block order given, best first), so a session's weaker
+    hits wait behind other sessions' stronger ones; ties: the better session, then turn order."""
+    session_rank: dict[str, int] = {}
+    for b in blocks:
+        session_rank.setdefault(b.session_id, len(session_rank) + 1)
+    hits = [(bi, ti) for bi, b in enumerate(blocks) for ti, t in enumerate(b.turns) if t.matched]
+    by_own = sorted(
+        hits, key=lambda x: (-blocks[x[0]].turns[x[1]].score, session_rank[blocks[x[0]].session_id], x)
+    )
+    own_rank = {x: r for r, x in enumerate(by_own, 1)}
+    k0 = _HIT_K0
+    return sorted(
+        hits,
+        key=lambda x: (
+            -(1.0 / (k0 + own_rank[x]) + 1.0 / (k0 + session_rank[blocks[x[0]].session_id])),
+            own_rank[x],
+        ),
+    )
+
+
+def pack(
+    blocks: Sequence[Evidence],
+    max_tokens: int,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+    passage_tokens: int = PASSAGE_TOKENS,
+    tier: int | None = PACK_TIER,
+) -> list[Evidence]:
+    """The evidence to show within ``max_tokens`` (as :func:`render` renders it), in session and time
+    order: hits first, then context nearest the hits, long turns cut, never empty when anything fits (see
+    the module docstring). Turns kept are exactly as shown: a cut turn's ``content`` is its passage."""
+    if not blocks or max_tokens <= 0:
+        return []
+    whole = _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
+    if count_tokens(whole) <= max_tokens:
+        return order_evidence(blocks)
+    ranked = by_relevance(blocks)
+    picks: dict[tuple[int, int], _Pick] = {}
+    sessions: dict[str, int] = {}  # session -> lines taken in it
+    used = 0
+
+    def overhead(bi: int, ti: int) -> int:
+        """Tokens a line costs beyond its own: its session's header, or a '...' gap line."""
+        block = ranked[bi]
+        if not sessions.get(block.session_id):
+            return count_tokens(_header(block)) + 1  # the header line ("\n" and "\n\n" are one token each)
+        return 0 if (bi, ti - 1) in picks or (bi, ti + 1) in picks else 2
+
+    def take(bi: int, ti: int, floor: int, cap: int | None = None) -> bool:
+        """Show turn ``ti`` of block ``bi`` (cut to ``cap`` tokens when given), or a shorter passage of it
+        if at least ``floor`` tokens of it still fit; a turn already shown is grown in place."""
+        nonlocal used
+        block = ranked[bi]
+        turn = block.turns[ti]
+        old = picks.get((bi, ti))
+        if old is not None:
+            used -= old.cost
+        fixed = (old.cost - count_tokens(old.text) if old is not None else overhead(bi, ti)) + (
+            0 if old is not None else count_tokens(_line(turn, "")) + 1
+        )
+        text = _turn_text(block, ti, context_tokens, hit_tokens, cap=cap)
+        need = fixed + count_tokens(text)
+        if used + need > max_tokens:
+            room = max_tokens - used - fixed
+            if room < floor or (old is not None and room <= count_tokens(old.text)):
+                if old is not None:
+                    used += old.cost
+                return False
+            text = _turn_text(block, ti, context_tokens, hit_tokens, cap=room)
+            need = fixed + count_tokens(text)
+            if used + need > max_tokens:
+                if old is not None:
+                    used += old.cost
+                return False
+        if old is None:
+            sessions[block.session_id] = sessions.get(block.session_id, 0) + 1
+        picks[(bi, ti)] = _Pick(bi, ti, text, need)
+        used += need
+        return True
+
+    session_rank: dict[str, int] = {}
+    for b in ranked:
+        session_rank.setdefault(b.session_id, len(session_rank))
+    all_hits = hit_order(ranked)
+    first = max(_MIN_PASSAGE, min(passage_tokens, max_tokens // _HIT_SHARE))
+    first = first if hit_tokens is None else min(first, hit_tokens)
+    size = tier if tier is not None and tier > 0 else len(session_rank)
+    for start in range(0, len(session_rank), size):
+        hits = [h for h in all_hits if start <= session_rank[ranked[h[0]].session_id] < start + size]
+        # 1. every hit, most relevant first, each cut to a passage sized to the budget, so that one long
+        # answer cannot take the room of the hits after it
+        for bi, ti in hits:
+            take(bi, ti, _MIN_PASSAGE, cap=first)
+        if not picks and hits:  # nothing fits whole enough: the best hit, as far as it goes
+            take(*hits[0], 1, cap=first)
+        # 2. then the tier's context: block by block (in the order of their best hit), each block's
+        # turns nearest its hits first (distance 1 around every hit of the block, then 2...)
+        span = max((len(ranked[bi].turns) for bi, _ in hits), default=0)
+        for block_index in dict.fromkeys(bi for bi, _ in hits):
+            mine = [h for h in hits if h[0] == block_index]
+            for distance in range(1, span):
+                for bi, ti in mine:
+                    if (bi, ti) not in picks:
+                        continue
+                    for step in (-1, 1):
+                        tj = ti + step * distance
+                        inside = 0 <= tj < len(ranked[bi].turns)
+                        if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
+                            continue
+                        if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
+                            take(bi, tj, 8)
+    # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens)
+    for bi, ti in all_hits:
+        p = picks.get((bi, ti))
+        if p is not None and p.text != _turn_text(ranked[bi], ti, context_tokens, hit_tokens):
+            take(bi, ti, _MIN_PASSAGE)
+    if not picks:  # no hit at all (e.g. a browse): the best block's turns in order, as far as they go
+        for ti in range(len(ranked[0].turns)):
+            if not take(0, ti, 1):
+                break
+    order = list(picks)
+    packed = _assemble(ranked, [picks[k] for k in order])
+    # the sum of the parts can miss the rendering by a token or two (BPE merges across lines): settle it
+    while packed and count_tokens(_render_ordered(packed, None, None)) > max_tokens:
+        order.pop()
+        packed = _assemble(ranked, [picks[k] for k in order])
+    return packed
+
+
+def _assemble(ranked: Sequence[Evidence], picks: Sequence[_Pick]) -> list[Evidence]:
+    """Blocks of the picked turns (content as shown), one per run of consecutive turns, in session and
+    time order."""
+    by_block: dict[int, dict[int, str]] = {}
+    for p in picks:
+        by_block.setdefault(p.block, {})[p.turn] = p.text
+    out: list[Evidence] = []
+    for bi, kept in by_block.items():
+        block = ranked[bi]
+        run: list[Turn] = []
+        for ti in sorted(kept):
+            turn = block.turns[ti].model_copy(update={"content": kept[ti]})
+            if run and block.turns[ti].turn != run[-1].turn + 1:
+                out.append(_block_of(block, run))
+                run = []
+            run.append(turn)
+        if run:
+            out.append(_block_of(block, run))
+    return order_evidence(out)
+
+
+def _block_of(block: Evidence, turns: list[Turn]) -> Evidence:
+    return block.model_copy(
+        update={"id": f"{block.session_id}#{turns[0].turn}-{turns[-1].turn}", "turns": turns}
     )

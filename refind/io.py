@@ -1,54 +1,25 @@
-"""Readers of chat histories (the Loaders): the public face of :mod:`refind.loaders`, one module per format
-family there (``chatgpt``, ``claude``, ``claude_code``, ``datasets`` for LoCoMo and LongMemEval, ``jsonl``,
-``detect``, and ``sync`` for incremental imports). Every name of :mod:`refind.loaders` is importable from
-here; see that package's docstring for the formats."""
+"""Deprecated: the old name of :mod:`refind.loaders`; it goes in the next release.
+
+``from refind.io import X`` still gives :mod:`refind.loaders`' ``X``, with a ``DeprecationWarning`` that names
+the new import. Nothing is defined here: every name is looked up in :mod:`refind.loaders` when asked for.
+"""
 
 from __future__ import annotations
 
-from refind.loaders import (
-    DEFAULT_USER,
-    FORMAT_NAMES,
-    FORMATS,
-    ClaudeCodeCursor,
-    Format,
-    ImportedSession,
-    ImportSummary,
-    Skipped,
-    default_state_path,
-    detect_format,
-    import_path,
-    iter_chatgpt,
-    iter_claude,
-    iter_claude_code,
-    iter_jsonl,
-    iter_locomo,
-    iter_longmemeval,
-    iter_sessions,
-    read_claude_code,
-    read_json,
-    watch,
-)
+import warnings
+from typing import Any
 
-__all__ = [
-    "DEFAULT_USER",
-    "FORMATS",
-    "FORMAT_NAMES",
-    "ClaudeCodeCursor",
-    "Format",
-    "ImportSummary",
-    "ImportedSession",
-    "Skipped",
-    "default_state_path",
-    "detect_format",
-    "import_path",
-    "iter_chatgpt",
-    "iter_claude",
-    "iter_claude_code",
-    "iter_jsonl",
-    "iter_locomo",
-    "iter_longmemeval",
-    "iter_sessions",
-    "read_claude_code",
-    "read_json",
-    "watch",
-]
+from refind import loaders as _loaders
+
+
+def __getattr__(name: str) -> Any:
+    value = getattr(_loaders, name)  # an AttributeError for a name refind.loaders lacks, as for any module
+    if not name.startswith("__"):
+        warnings.warn(
+            f"refind.io is deprecated: import {name} from refind.loaders", DeprecationWarning, stacklevel=2
+        )
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(_loaders.__all__)

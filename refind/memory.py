@@ -18,13 +18,13 @@ from refind.models import (
     Evidence,
     Hit,
     Message,
-    SearchResult,
     SessionLog,
     StoreStats,
     check_id,
     parse_messages,
     to_epoch_ms,
 )
+from refind.result import SearchResult
 from refind.search.round import Fusion, search_round
 from refind.search.session import SearchSession
 from refind.store import open_engine
@@ -99,7 +99,7 @@ class Memory:
     def shared(self) -> bool:
         """Whether several processes may open this store's location and write at once (a remote engine,
         such as OpenSearch: ``refind serve --workers N`` needs one)."""
-        return bool(getattr(self.store, "shared_writers", False))
+        return self.store.shared_writers
 
     @property
     def location(self) -> str:
@@ -369,6 +369,12 @@ class Memory:
         """Release the index (and its write lock). Idempotent."""
         self.store.close()
 
+    def drop(self) -> None:
+        """Delete everything this memory holds, irreversibly, and close it: the index directory on disk, a
+        remote engine's indexes, an in-memory index's contents. For tests and benchmarks; to forget one person
+        use :meth:`delete_user`."""
+        self.store.drop()
+
     def __enter__(self) -> Memory:
         return self
 
@@ -376,7 +382,7 @@ class Memory:
         self.close()
 
     def _where(self) -> str:
-        return str(self.path) if self.path is not None else getattr(self.store, "location", ":memory:")
+        return self.store.location
 
     def __repr__(self) -> str:
         return f"Memory({self._where()!r})"

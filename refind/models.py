@@ -18,7 +18,6 @@ __all__ = [
     "Hit",
     "Message",
     "RoundTrace",
-    "SearchResult",
     "SessionLog",
     "StoreStats",
     "parse_messages",
@@ -280,7 +279,7 @@ class Hit(BaseModel):
 
 
 class SessionLog(BaseModel):
-    """One session of one user, as the loaders in :mod:`refind.io` yield it and
+    """One session of one user, as the loaders in :mod:`refind.loaders` yield it and
     :meth:`refind.Memory.import_sessions` takes it. ``date`` is the session's epoch ms (messages without a
     timestamp take it), ``date_text`` the date as the source wrote it."""
 
@@ -413,64 +412,3 @@ class RoundTrace(BaseModel):
     tokens: int = 0
     ms: float = 0.0
     note: str | None = None
-
-
-class SearchResult(BaseModel):
-    """The evidence for one question: blocks grouped by session, sessions in time order, turns in order.
-
-    ``by_relevance()`` gives the blocks best first; ``to_text(max_tokens)`` renders them for a prompt,
-    packed for the budget (hits first, then context nearest them, long turns cut to the passage that
-    matched; see :mod:`refind.render`); ``packed(max_tokens)`` is the same packing as a result, and
-    ``render_block`` renders one block as ``to_text`` does. ``trace`` records every round.
-    """
-
-    question: str
-    user_id: str
-    now: int | None = None
-    agent: str
-    evidence: list[Evidence] = Field(default_factory=list)
-    trace: list[RoundTrace] = Field(default_factory=list)
-    context_tokens: int | None = 150
-    hit_tokens: int | None = 1000
-
-    def by_relevance(self) -> list[Evidence]:
-        """Blocks, most relevant first (ties: earlier round, then time)."""
-        from refind.render import by_relevance
-
-        return by_relevance(self.evidence)
-
-    def sessions(self) -> list[str]:
-        """Session ids, most relevant first (each session ranked by its best block)."""
-        return list(dict.fromkeys(e.session_id for e in self.by_relevance()))
-
-    def packed(self, max_tokens: int) -> SearchResult:
-        """This result with its evidence packed for ``max_tokens`` (what ``to_text(max_tokens)`` shows)."""
-        from refind.render import pack
-
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
-        blocks = pack(
-            self.evidence, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
-        )
-        return self.model_copy(update={"evidence": blocks})
-
-    def to_text(self, max_tokens: int | None = None) -> str:
-        """The evidence rendered for a prompt, packed for ``max_tokens`` when given (see
-        :func:`refind.render.render`)."""
-        from refind.render import render
-
-        evidence = self.packed(max_tokens).evidence if max_tokens is not None else self.evidence
-        return render(evidence, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
-
-    def render_block(self, block: Evidence) -> str:
-        """One block as ``to_text`` renders it (header, speakers, hits marked ``*``, long turns cut)."""
-        from refind.render import render_block
-
-        return render_block(block, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
-
-    @property
-    def tokens(self) -> int:
-        """Tokens of the full rendered evidence."""
-        from refind.tokens import count_tokens
-
-        return count_tokens(self.to_text())

@@ -57,7 +57,6 @@ __all__ = [
     "Granularity",
     "TimeRange",
     "find_time_expressions",
-    "format_date",
     "parse_time_range",
     "strip_time_expressions",
 ]
@@ -905,20 +904,3 @@ def strip_time_expressions(question: str) -> str:
     text = _SPACES.sub(" ", " ".join(pieces))
     text = _REPEATED_PUNCT.sub(r"\1", _SPACE_BEFORE_PUNCT.sub(r"\1", text))
     return text.strip().lstrip(",;:").strip()
-
-
-_GRANULARITIES = ("day", "week", "month", "year", "range")
-
-
-def format_date(ms: int, granularity: Granularity | str = "day") -> str:
-    """A UTC date for people: "8 May 2023" (day, range), "week of 8 May 2023", "May 2023", "2023"."""
-    if granularity not in _GRANULARITIES:
-        raise ValueError(f"unknown granularity {granularity!r}; expected one of {', '.join(_GRANULARITIES)}")
-    day = (datetime(1970, 1, 1) + timedelta(milliseconds=ms)).date()
-    month = _INFO.MONTHS[day.month - 1][-1]
-    if granularity == "year":
-        return str(day.year)
-    if granularity == "month":
-        return f"{month} {day.year}"
-    text = f"{day.day} {month} {day.year}"
-    return f"week of {text}" if granularity == "week" else text

@@ -23,7 +23,7 @@ Bad arguments never raise: the tool message says what was wrong and what is vali
 
 from __future__ import annotations
 
-from refind.agent.tools import (
+from refind.agent._tools import (
     FINISH_TOOL,
     NOTE_TOOL,
     SEARCH_TOOL,

@@ -46,7 +46,7 @@ def locomo(
 ) -> Iterator[refind.Memory]:
     """One real LoCoMo conversation (conv-26) in an in-memory index, shared by a test module: once in the
     reference engine, once in Lucene's (tests/engines.py), for the tests of what sits above the engine."""
-    from refind.io import iter_locomo
+    from refind.loaders import iter_locomo
     from tests.engines import engine_memory
 
     mem = engine_memory(request.param, tmp_path_factory.mktemp("locomo"))

@@ -10,7 +10,7 @@ import pytest
 
 import refind
 from refind.agent.keywords import extract_keywords, quoted_phrases
-from refind.io import iter_locomo
+from refind.loaders import iter_locomo
 from refind.models import to_epoch_ms
 from tests.engines import engine_memory
 

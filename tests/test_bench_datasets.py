@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks.datasets import LocomoEvidence, load_dataset, parse_locomo_evidence, select_questions
 from refind.errors import InvalidInput
-from refind.io import read_json
+from refind.loaders import read_json
 
 
 def _haystacks(ds) -> dict:

@@ -48,7 +48,7 @@ def build(tmp_path: Path) -> Path:
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
     site = build(tmp_path)
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
-    for name in ("refind.Memory", "refind.SearchResult", "refind.tools", "refind.io", "refind.Settings"):
+    for name in ("refind.Memory", "refind.SearchResult", "refind.tools", "refind.loaders", "refind.Settings"):
         assert f'id="{name}"' in api, name
     assert 'id="refind.Memory.search"' in api
     started = (site / "getting-started" / "index.html").read_text(encoding="utf-8")

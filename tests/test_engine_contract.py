@@ -765,7 +765,7 @@ def test_a_read_only_reader_sees_each_commit_of_the_writer(shared_kind: EngineKi
 @pytest.fixture(scope="module")
 def both(shared_data: Path) -> Iterator[tuple[refind.Memory, refind.Memory]]:
     """Two real LoCoMo conversations in the Lucene engine and in the reference engine."""
-    from refind.io import iter_locomo
+    from refind.loaders import iter_locomo
     from refind.store.lucene import LuceneStore
     from refind.store.reference import ReferenceStore
 

@@ -1,5 +1,5 @@
 """The personal-history importers (ChatGPT, Claude.ai, Claude Code) on hand-written fixtures in the published
-formats, and incremental import (``refind.io.import_path``) into real Lucene indexes."""
+formats, and incremental import (``refind.loaders.import_path``) into real Lucene indexes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import refind
-from refind import io
+from refind import loaders as io
 from refind.loaders import sync
 from refind.models import to_epoch_ms
 

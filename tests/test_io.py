@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import refind
-from refind import io
+from refind import loaders as io
 
 
 def test_locomo_loader_counts_and_evidence(shared_data: Path) -> None:
@@ -154,3 +154,16 @@ def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
         io.detect_format(odd)
     with pytest.raises(refind.InvalidInput, match="format"):
         list(io.iter_sessions(odd, "csv"))  # type: ignore[arg-type]
+
+
+def test_refind_io_is_the_deprecated_name_of_refind_loaders() -> None:
+    import refind.io
+
+    with pytest.warns(DeprecationWarning, match="import iter_locomo from refind.loaders"):
+        assert refind.io.iter_locomo is io.iter_locomo
+    with pytest.warns(DeprecationWarning):
+        from refind.io import import_path
+    assert import_path is io.import_path
+    with pytest.raises(AttributeError):
+        refind.io.no_such_name  # noqa: B018
+    assert "iter_sessions" in dir(refind.io)

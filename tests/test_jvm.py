@@ -50,7 +50,7 @@ def test_the_reference_engine_adds_searches_and_renders_without_java(
 
         sys.meta_path.insert(0, NoJava())
         import refind
-        from refind.io import iter_locomo
+        from refind.loaders import iter_locomo
 
         with refind.Memory("reference://") as m:
             m.add("u", "s", [

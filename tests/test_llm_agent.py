@@ -18,10 +18,11 @@ import openai
 import pytest
 
 import refind
+from refind.agent._tools import TOOLS
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.llm import LLMAgent
-from refind.agent.tools import TOOLS
-from refind.models import RoundTrace, SearchResult, to_epoch_ms
+from refind.models import RoundTrace, to_epoch_ms
+from refind.result import SearchResult
 from refind.tokens import count_tokens
 from tests.fake_openai import Delay, Failure, FakeOpenAI, text_reply, tool_reply
 
@@ -471,7 +472,7 @@ def test_base_url_without_a_key_is_enough(locomo: refind.Memory, fake: FakeOpenA
 
 def test_openai_is_imported_lazily(child_env: dict[str, str]) -> None:
     code = (
-        "import sys, refind, refind.tools, refind.agent.llm, refind.agent.tools; "
+        "import sys, refind, refind.tools, refind.agent.llm, refind.agent._tools; "
         "assert 'openai' not in sys.modules, 'openai imported at import time'; "
         "assert 'tenacity' not in sys.modules, 'tenacity imported at import time'"
     )

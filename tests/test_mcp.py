@@ -18,7 +18,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import refind
-from refind import io
+from refind import loaders as io
 
 from .conftest import ROOT
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import refind
-from refind.io import iter_locomo
+from refind.evidence import order_evidence, render
+from refind.loaders import iter_locomo
 from refind.models import Hit
-from refind.render import order_evidence, render
 from refind.search import Fusion, SearchSession, fuse
 from tests.engines import engine_memory
 

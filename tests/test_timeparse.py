@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refind.evidence import format_date
 from refind.timeparse import (
     TimeRange,
     find_time_expressions,
-    format_date,
     parse_time_range,
     strip_time_expressions,
 )
@@ -37,8 +37,8 @@ def D(y: int, m: int, d: int) -> date:  # noqa: N802 - reads like a date literal
 def check(question: str, first: date, last: date, granularity: str, now: object = NOW) -> TimeRange:
     r = parse_time_range(question, now)  # type: ignore[arg-type]
     assert r is not None, f"no range for {question!r}"
-    got = (format_date(r.start), format_date(r.end), r.granularity)
-    want = (format_date(start_ms(first)), format_date(start_ms(last)), granularity)
+    got = (format_date(r.start, "day"), format_date(r.end, "day"), r.granularity)
+    want = (format_date(start_ms(first), "day"), format_date(start_ms(last), "day"), granularity)
     assert got == want, question
     assert (r.start, r.end) == (start_ms(first), end_ms(last)), question
     return r
@@ -478,28 +478,13 @@ def test_strip_does_not_need_now() -> None:
     assert strip_time_expressions("Did I call mom recently or last week?") == "Did I call mom or?"
 
 
-# ------------------------------------------------------------------------------------------- format_date
+# ------------------------------------------------------------------------------------------ a parsed range
 
 
-def test_format_date() -> None:
-    ms = start_ms(D(2023, 5, 8))
-    assert format_date(ms) == "8 May 2023"
-    assert format_date(ms, "day") == "8 May 2023"
-    assert format_date(ms + DAY_MS - 1, "day") == "8 May 2023"
-    assert format_date(ms, "month") == "May 2023"
-    assert format_date(ms, "year") == "2023"
-    assert format_date(ms, "week") == "week of 8 May 2023"
-    assert format_date(ms, "range") == "8 May 2023"
-    assert format_date(0) == "1 January 1970"
-    assert format_date(start_ms(D(1965, 12, 31))) == "31 December 1965"
-    with pytest.raises(ValueError):
-        format_date(ms, "fortnight")
-
-
-def test_format_date_of_a_parsed_range() -> None:
+def test_a_parsed_week_starts_on_its_monday() -> None:
     r = parse_time_range("two weeks ago", NOW)
     assert r is not None
-    assert format_date(r.start, r.granularity) == "week of 15 May 2023"
+    assert (format_date(r.start, "day"), r.granularity) == ("2023-05-15", "week")
 
 
 # ------------------------------------------------------------------------------------------ properties

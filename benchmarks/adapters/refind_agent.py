@@ -180,7 +180,7 @@ class RefindOpenSearchAdapter(RefindAdapter):
     @staticmethod
     def _drop(memory: Any) -> None:
         try:
-            memory.store.drop()
+            memory.drop()
         finally:
             memory.close()
 

@@ -1,10 +1,10 @@
 """LLMAgent: an OpenAI-compatible chat model decides the search rounds with native tool calls.
 
 The model gets the question (and the multiple-choice options, as extra search material), today's date when
-known, and three tools (:mod:`refind.agent.tools`): ``search``, ``note``, ``finish``. Each call runs on the
-question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent.tools.ToolDispatcher`
+known, and three tools (:mod:`refind.agent._tools`): ``search``, ``note``, ``finish``. Each call runs on the
+question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent._tools.ToolDispatcher`
 users' own agents get, and its observation (the new blocks with their ids, packed for
-``observation_tokens`` as :func:`refind.render.pack` packs a budget) goes back as the tool message.
+``observation_tokens`` as :func:`refind.evidence.pack` packs a budget) goes back as the tool message.
 
 What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
 observations showed plus at most ``unseen_tokens`` of the rest (packed, best first). Every request stays
@@ -41,13 +41,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
-from refind.agent.tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.errors import InvalidInput, LLMUnavailable
+from refind.evidence import pack
 from refind.models import Evidence, RoundTrace
-from refind.render import pack
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
 

@@ -1,4 +1,4 @@
-"""The benchmark formats: LoCoMo and LongMemEval (see :mod:`refind.io` for what each yields)."""
+"""The benchmark formats: LoCoMo and LongMemEval (see :mod:`refind.loaders` for what each yields)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""refind's own JSONL: one message per line (see :mod:`refind.io`)."""
+"""refind's own JSONL: one message per line (see :mod:`refind.loaders`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["iter_jsonl", "read_jsonl"]
 
 
 def iter_jsonl(path: str | Path, skipped: Counter[str] | None = None) -> Iterator[SessionLog]:
-    """Sessions of a JSONL file of messages (see :mod:`refind.io` for the fields)."""
+    """Sessions of a JSONL file of messages (see :mod:`refind.loaders` for the fields)."""
     logs, _, _ = read_jsonl(Path(path))
     yield from logs
 

@@ -312,7 +312,7 @@ def import_path(
     """Import the file or directory at ``path`` into ``mem``, writing only what the last import of it did
     not (see the module docstring). Returns what was done.
 
-    ``format`` is detected when omitted (:func:`~refind.io.detect_format`). ``user`` imports only that
+    ``format`` is detected when omitted (:func:`~refind.loaders.detect_format`). ``user`` imports only that
     user's sessions (benchmark files hold many); ``as_user`` stores them under another user id, and is the
     user id of a personal history (ChatGPT, Claude, Claude Code; default ``"me"``). ``rescan`` reads every
     source whole again, ignoring the state (ids replace: nothing is duplicated). ``state`` overrides where

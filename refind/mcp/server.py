@@ -88,10 +88,6 @@ def _ms(day: date) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
 
 
-def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _blocks_index(blocks: list[refind.Evidence]) -> str:
     if not blocks:
         return ""
@@ -186,7 +182,10 @@ def build_server(
                 f"Session {session_id!r} has no turns {turn_from}-{turn_to} (check the id and turn numbers)."
             )
         lines = [f"[session {session_id} | turns {hits[0].turn}-{hits[-1].turn}]"]
-        lines += [f"{h.turn} {h.speaker or h.role} ({_when(h.timestamp)}): {h.content}" for h in hits]
+        lines += [
+            f"{h.turn} {h.speaker or h.role} ({refind.format_date(h.timestamp, 'minute')}): {h.content}"
+            for h in hits
+        ]
         if last < turn_to:
             lines.append(f"(more turns follow: read_turns from {last + 1})")
         return "\n".join(lines)

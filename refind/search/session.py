@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Literal
 
-from refind.evidence import merge_blocks
-from refind.models import Evidence, Hit, RoundTrace, SearchResult
-from refind.render import order_evidence, pack, rendered_tokens
+from refind.evidence import order_evidence, pack, rendered_tokens
+from refind.models import Evidence, Hit, RoundTrace, Turn
+from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Reader
 
@@ -27,6 +27,31 @@ def asks_current_state(question: str) -> bool:
     """True when ``question`` asks about the current state of something ("now", "currently", "still",
     "latest", "anymore", "these days"...): then the latest statement of a changed fact should win."""
     return _CURRENT.search(question) is not None
+
+
+def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
+    """One block for two overlapping or adjacent blocks of the same session (found by two rounds)."""
+    turns: dict[int, Turn] = {t.turn: t for t in a.turns}
+    for t in b.turns:
+        if t.turn in turns:
+            old = turns[t.turn]
+            turns[t.turn] = old.model_copy(
+                update={"matched": old.matched or t.matched, "score": max(old.score, t.score)}
+            )
+        else:
+            turns[t.turn] = t
+    ordered = [turns[k] for k in sorted(turns)]
+    return Evidence(
+        id=f"{a.session_id}#{ordered[0].turn}-{ordered[-1].turn}",
+        session_id=a.session_id,
+        session_date=min(a.session_date, b.session_date),
+        session_date_text=a.session_date_text if a.session_date <= b.session_date else b.session_date_text,
+        turns=ordered,
+        score=max(a.score, b.score),
+        rounds=sorted(set(a.rounds) | set(b.rounds)),
+        noted=a.noted or b.noted,
+        terms=list(dict.fromkeys([*a.terms, *b.terms])),
+    )
 
 
 ReadSet = Literal["message", "session", "off"]
@@ -304,7 +329,7 @@ class SearchSession:
 
     def result(self, max_tokens: int | None = None) -> SearchResult:
         """The evidence in session and time order (noted blocks if any were noted, else all, after
-        :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.render.pack`: what
+        :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.evidence.pack`: what
         ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
         noted = [b for b in self.blocks if b.noted]
         if not noted and self.complete_missing:

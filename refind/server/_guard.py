@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from refind.config import Settings
 
 __all__ = ["Guard"]
 
@@ -94,7 +95,7 @@ class Guard:
                 return
             await self.app(scope, replay, tracking_send)
         except Exception as exc:
-            detail = f": {exc}" if _debug() else " (REFIND_DEBUG=1 adds its message)"
+            detail = f": {exc}" if Settings.debug_enabled() else " (REFIND_DEBUG=1 adds its message)"
             log.error(
                 "unexpected %s on %s %s%s\n%s",
                 type(exc).__name__,
@@ -148,7 +149,3 @@ class Guard:
             return await receive()  # after the body: wait for the client to disconnect
 
         return replay
-
-
-def _debug() -> bool:
-    return os.environ.get("REFIND_DEBUG") == "1"

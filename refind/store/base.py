@@ -271,8 +271,18 @@ class Engine(Reader, Writer, Protocol):
 
     path: Path | None
     read_only: bool
+    location: str
+    """Where the data lives, for people: the index directory, ``:memory:``, ``reference://`` or a remote
+    location with its credentials left out."""
+    shared_writers: bool
+    """Whether several processes may open this location and write at once (a remote engine)."""
 
     def close(self) -> None:
         """Release the engine (and any lock it holds). Idempotent. Commits nothing: what was written and not
         committed is dropped, never made durable."""
+        ...
+
+    def drop(self) -> None:
+        """Delete everything this store holds, irreversibly, and close it: a remote engine's indexes, an index
+        directory on disk, an in-memory engine's contents (tests and benchmarks)."""
         ...

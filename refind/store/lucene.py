@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -89,6 +90,8 @@ class LuceneStore:
     latest commit). ``path=None`` keeps the index in memory. Use as a context manager or call :meth:`close`.
     """
 
+    shared_writers = False  # one IndexWriter per directory: a second writer gets IndexLocked
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None,
@@ -98,6 +101,7 @@ class LuceneStore:
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.path = Path(path).expanduser().resolve() if path is not None else None
+        self.location = str(self.path) if self.path is not None else ":memory:"
         self.read_only = read_only
         self._closed = False
         self._meta: dict[str, Any] | None = None
@@ -439,6 +443,14 @@ class LuceneStore:
             if not self.read_only and self.path is not None:
                 with suppress(OSError):
                     (self.path / _PID_FILE).unlink()
+
+    def drop(self) -> None:
+        """Close, then delete the index directory (only one refind wrote: it holds ``refind.json``)."""
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location} was opened read-only; open it without read_only to drop it")
+        self.close()
+        if self.path is not None and (self.path / _META_FILE).is_file():
+            shutil.rmtree(self.path)
 
     def __enter__(self) -> LuceneStore:
         return self

@@ -201,6 +201,7 @@ class ReferenceStore:
     """
 
     location = "reference://"
+    shared_writers = False
 
     def __init__(self, *, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
@@ -580,6 +581,10 @@ class ReferenceStore:
         with self._lock:
             self._closed = True
             self._pending = []
+
+    def drop(self) -> None:
+        """Delete everything and close (the same as :meth:`close`: nothing outlives the process)."""
+        self.close()
 
     def __enter__(self) -> ReferenceStore:
         return self

@@ -16,12 +16,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from refind.errors import InvalidInput
-from refind.models import Evidence, SearchResult, Turn, to_epoch_ms
-from refind.render import pack, render_block
+from refind.evidence import format_date, pack, render_block
+from refind.models import Evidence, Turn, to_epoch_ms
+from refind.result import SearchResult
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens, truncate_to_tokens
 
@@ -41,17 +42,6 @@ class SessionOpener(Protocol):
         agent: str = ...,
     ) -> SearchSession: ...
 
-
-__all__ = [
-    "FINISH_TOOL",
-    "NOTE_TOOL",
-    "SEARCH_TOOL",
-    "TOOLS",
-    "TOOL_NAMES",
-    "ToolDispatcher",
-    "ToolOutcome",
-    "openai_tools",
-]
 
 SEARCH_TOOL: dict[str, Any] = {
     "type": "function",
@@ -189,10 +179,6 @@ def _clip(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _ms_to_day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
-
-
 def _parse_arguments(arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
     if arguments is None:
         return {}
@@ -221,7 +207,7 @@ class ToolDispatcher:
     :class:`~refind.search.SearchSession`, so repeated searches in one conversation skip what was already
     returned; :meth:`for_session` wraps an existing session (this is what :class:`LLMAgent` does).
     ``observation_tokens`` bounds each search's tool message (the new blocks packed for it, as
-    :func:`refind.render.pack` packs a budget; the ids of blocks left out listed at the end).
+    :func:`refind.evidence.pack` packs a budget; the ids of blocks left out listed at the end).
 
     :meth:`call` returns the tool message text and never raises on bad arguments; :meth:`execute` returns a
     :class:`ToolOutcome`; :meth:`handle` turns an assistant message's ``tool_calls`` into tool messages;
@@ -352,8 +338,8 @@ class ToolDispatcher:
         by earlier observations are not repeated when a block grows."""
         where = keywords if described else f"search {_clip(keywords)!r}"
         if ms_from is not None or ms_to is not None:
-            lo = _ms_to_day(ms_from) if ms_from is not None else "the start"
-            hi = _ms_to_day(ms_to) if ms_to is not None else "now"
+            lo = format_date(ms_from, "day") if ms_from is not None else "the start"
+            hi = format_date(ms_to, "day") if ms_to is not None else "now"
             where += f" from {lo} to {hi}"
         budget = self.observation_tokens
         if not new:
@@ -364,7 +350,7 @@ class ToolDispatcher:
             )
         head = f"{len(new)} new evidence block(s) for {where}:"
         # the new blocks packed for what is left of the budget, as a reader would get them (hits first, long
-        # turns cut around the matched words; refind.render.pack), each part under its own [id ...] line
+        # turns cut around the matched words; refind.evidence.pack), each part under its own [id ...] line
         footer_room = count_tokens(_footer([b.id for b in new], with_ids=False)) + 4
         room = budget - count_tokens(head) - footer_room - 8
         packed = (

@@ -1,4 +1,4 @@
-"""Rendering and packing evidence for a budget (refind.render): pure functions, checked on hand-made blocks
+"""Rendering and packing evidence for a budget (refind.evidence): pure functions, checked on hand-made blocks
 and on a real index holding a megabyte-long message."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from refind.models import Evidence, SearchResult, Turn
-from refind.render import CUT, excerpt, pack, render
+from refind.evidence import CUT, excerpt, pack, render
+from refind.models import Evidence, Turn
+from refind.result import SearchResult
 from refind.tokens import count_tokens
 from tests.engines import engine_memory
 
@@ -141,7 +142,7 @@ def test_pack_orders_hits_by_their_own_relevance_across_sessions() -> None:
         3.0,
     )  # fmt: skip
     second = _block("b", [_scored(7, "beta strong " + _noise(8, 5), 0.049)], 2.0)
-    from refind.render import hit_order
+    from refind.evidence import hit_order
 
     ranked = [top, second]
     order = [(ranked[bi].session_id, ranked[bi].turns[ti].turn) for bi, ti in hit_order(ranked)]
@@ -200,3 +201,22 @@ def test_pack_is_never_empty_when_a_passage_fits() -> None:
     for budget in (40, 60, 100):
         packed = pack([huge], budget)
         assert packed and count_tokens(render(packed)) <= budget
+
+
+def test_format_date_is_the_one_date_formatter_and_keeps_the_sources_granularity() -> None:
+    from refind.evidence import format_date
+
+    day = 1_683_504_000_000  # 2023-05-08T00:00:00Z, a Monday
+    at = day + (14 * 60 + 30) * 60_000  # 14:30 UTC
+    assert format_date(day) == "8 May 2023"
+    assert format_date(at) == "8 May 2023, 14:30 UTC"
+    assert format_date(at, text="2023-05-08") == "8 May 2023"  # a date-only source shows a day
+    assert format_date(at, text="2023-05-08T14:30:00Z") == "8 May 2023, 14:30 UTC"
+    assert format_date(at, text="1:56 pm on 8 May, 2023") == "1:56 pm on 8 May, 2023"  # human text as written
+    assert format_date(at, "weekday") == "Mon 8 May 2023, 14:30 UTC"
+    assert format_date(day, "weekday", text="2023-05-08") == "Mon 8 May 2023"
+    assert format_date(at, "day") == "2023-05-08"
+    assert format_date(at, "minute") == "2023-05-08 14:30 UTC"
+    assert format_date(-126_230_400_000, "day") == "1966-01-01"
+    with pytest.raises(ValueError, match="unknown date form"):
+        format_date(day, "fortnight")  # type: ignore[arg-type]
