@@ -80,6 +80,22 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _file_names(files: Sequence[Path]) -> dict[Path, str]:
+    """How ``summary.json`` names each data file: its name, or as many of its last path parts as make it
+    unique among ``files`` (BEAM holds many files of one name: ``100K/1/chat.json``)."""
+    names: dict[Path, str] = {}
+    for f in files:
+        parts = f.parts
+        for n in range(1, len(parts) + 1):
+            tail = parts[-n:]
+            if all(g == f or g.parts[-n:] != tail for g in files):
+                names[f] = "/".join(tail)
+                break
+        else:
+            names[f] = f.as_posix()
+    return names
+
+
 def _environment() -> dict[str, Any]:
     import refind
 
@@ -112,7 +128,7 @@ def _row(
         "n_gold_turns": None if question.gold_turns is None else len(question.gold_turns),
         **scored,
         "latency_ms": latency_ms,
-    }
+    } | ({} if question.bucket is None else {"bucket": question.bucket})
 
 
 def _pack(
@@ -287,7 +303,10 @@ def summarize(
         "budgets": list(BUDGETS),
         "tokenizer": tokenizer_name(),
         "adapter_settings": adapter_info,
-        "data": {"path": str(dataset.path), "sha256": {f.name: _sha256(f) for f in dataset.files}},
+        "data": {
+            "path": str(dataset.path),
+            "sha256": {name: _sha256(f) for f, name in _file_names(dataset.files).items()},
+        },
         "environment": _environment(),
         "command": command,
     }

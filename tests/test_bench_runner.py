@@ -189,3 +189,18 @@ def test_llm_summary_counts_calls_tokens_and_empty_evidence() -> None:
     assert s["usable_share"] == 0.75 and s["fallbacks"] == 1
     assert s["prompt_tokens_per_question"] == 100 and s["wall_ms_per_question"] == 1000.0
     assert (s["empty_evidence"], s["empty_where_baseline_not"], s["baseline"]) == (2, 1, "refind")
+
+
+def test_data_files_are_named_by_their_shortest_unique_path() -> None:
+    files = [
+        Path("/d/beam/100K/1/chat.json"),
+        Path("/d/beam/500K/1/chat.json"),
+        Path("/d/beam/100K/1/probing_questions/probing_questions.json"),
+        Path("/d/locomo10_dev.json"),
+    ]
+    assert list(runner._file_names(files).values()) == [
+        "100K/1/chat.json",
+        "500K/1/chat.json",
+        "probing_questions.json",
+        "locomo10_dev.json",
+    ]

@@ -26,7 +26,7 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Expired, Filters, SessionState, WriteBatch
+from refind.store.base import ANALYZER_NAME, Expired, Filters, SessionState, WriteBatch
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
@@ -36,7 +36,6 @@ FORMAT_VERSION = 3
 """3: hit fields as doc values (a ranking pass reads no stored message); 2: messages and request markers
 record when they were added; 1: the first. Older formats are upgraded in place on a writable open."""
 _UPGRADABLE = (1, 2)
-ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
 
@@ -91,6 +90,7 @@ class LuceneStore:
     """
 
     shared_writers = False  # one IndexWriter per directory: a second writer gets IndexLocked
+    commit_slices = False  # writes are indexed as they come; an import commits every 200,000 messages
 
     def __init__(
         self,
