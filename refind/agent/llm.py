@@ -56,6 +56,7 @@ __all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
+HEURISTIC_FIRST_OBSERVATION_TOKENS = 600
 
 SYSTEM_PROMPT = """\
 You are a research assistant searching one person's chat history. Your job is to collect the messages \
@@ -115,6 +116,12 @@ class LLMAgent:
     back to ``fallback`` (default :class:`~refind.HeuristicAgent`); ``conversation_tokens`` the most tokens
     one request may send; ``unseen_tokens`` the evidence the model was not shown that may still be handed
     on when it noted nothing.
+
+    ``heuristic_first`` (default True, ``REFIND_LLM_HEURISTIC_FIRST``): the heuristic agent's rounds run
+    first, the model's first request shows what they found, and the model adds rounds (counted
+    ``model_weight``, default 0, in the session ranking) and decides when to stop; all evidence is kept, so
+    it holds every turn the heuristic agent returns. ``observation_tokens`` then defaults to 600 (else
+    1500). ``reply_tokens`` bounds each reply (``max_tokens`` of the request).
     """
 
     name = "llm"
@@ -129,7 +136,7 @@ class LLMAgent:
         max_actions: int = 4,
         timeout: float = 30.0,
         max_retries: int = 3,
-        observation_tokens: int = 1500,
+        observation_tokens: int | None = None,
         fallback: Agent | None = None,
         retry_wait: tuple[float, float] = (0.5, 8.0),
         max_corrections: int = 2,
@@ -145,6 +152,17 @@ class LLMAgent:
             raise InvalidInput("max_retries: expected a non-negative integer")
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise InvalidInput("timeout: expected a positive number of seconds")
+        if heuristic_first is None:
+            heuristic_first = os.environ.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in {
+                "0",
+                "false",
+                "no",
+                "off",
+            }
+        if observation_tokens is None:
+            # heuristic first, the model's first request already shows what the heuristic rounds found:
+            # smaller observations keep three calls within the planner's measured budget
+            observation_tokens = HEURISTIC_FIRST_OBSERVATION_TOKENS if heuristic_first else 1500
         if not isinstance(observation_tokens, int) or observation_tokens < 50:
             raise InvalidInput("observation_tokens: expected an integer of at least 50")
         if len(retry_wait) != 2 or not all(isinstance(w, int | float) and w >= 0 for w in retry_wait):
@@ -157,13 +175,6 @@ class LLMAgent:
             raise InvalidInput("conversation_tokens: expected an integer of at least 500")
         if not isinstance(unseen_tokens, int) or isinstance(unseen_tokens, bool) or unseen_tokens < 0:
             raise InvalidInput("unseen_tokens: expected a non-negative integer")
-        if heuristic_first is None:
-            heuristic_first = os.environ.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in {
-                "0",
-                "false",
-                "no",
-                "off",
-            }
         if not isinstance(model_weight, int | float) or isinstance(model_weight, bool) or model_weight < 0:
             raise InvalidInput("model_weight: expected a non-negative number")
         if not isinstance(reply_tokens, int) or isinstance(reply_tokens, bool) or reply_tokens < 16:
