@@ -19,7 +19,7 @@ import refind
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.llm import LLMAgent
 from refind.loaders import iter_sessions
-from refind.models import SearchResult
+from refind.result import SearchResult
 from tests import local_llm_helpers
 
 pytestmark = pytest.mark.local_llm
