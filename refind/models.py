@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
 from dateutil import parser as _dateparser
@@ -19,6 +19,7 @@ __all__ = [
     "Message",
     "RoundTrace",
     "SessionLog",
+    "SessionSummary",
     "StoreStats",
     "parse_messages",
     "TIME_FORMS",
@@ -35,8 +36,15 @@ _MIN_MS = -2_208_988_800_000  # 1900-01-01T00:00:00Z
 _MAX_MS = 7_258_118_400_000  # 2200-01-01T00:00:00Z
 _MAX_TIME_TEXT = 64  # a date written out is short; longer text is not a timestamp
 _WEEKDAY = re.compile(r"\((mon|tue|wed|thu|fri|sat|sun)[a-z]*\)", re.IGNORECASE)
-_DIGITS = re.compile(r"[+-]?\d+")
-_FOUR_DIGITS = re.compile(r"(?<!\d)\d{4}(?!\d)")
+_DIGITS = re.compile(r"[0-9]+")
+_FOUR_DIGITS = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])")
+_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
+_WEEKDAYS = {name: i for i, name in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+_WEEKDAY_NAME = re.compile(
+    r"(?<![a-z])(mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?"
+    r"|sun(?:day)?)(?![a-z])",
+    re.IGNORECASE,
+)
 TIME_FORMS = (
     "epoch milliseconds between 1900 and 2200 (a number, or its digits as text), ISO 8601 "
     "('2024-05-08', '2024-05-08T14:30:00Z'), or a date as chat logs write it "
@@ -45,14 +53,9 @@ TIME_FORMS = (
 """What :func:`to_epoch_ms` accepts, for error messages."""
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 48 else text[:47] + "…"
-
-
-def _in_range(ms: int, value: object) -> int:
+def _in_range(ms: int) -> int:
     if not _MIN_MS <= ms < _MAX_MS:
-        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
+        raise ValueError(f"the time is outside the years 1900-2199; accepted: {TIME_FORMS}")
     return ms
 
 
@@ -62,61 +65,73 @@ def to_epoch_ms(value: int | float | str | datetime | date) -> int:
     - a number: epoch **milliseconds** (a float is truncated); below 10^11 it looks like epoch seconds and is
       refused; NaN and infinities are refused;
     - a ``datetime`` (naive means UTC) or a ``date`` (its midnight, UTC);
-    - a string of at most 64 characters: digits only are epoch milliseconds as above; otherwise ISO 8601
+    - a string of at most 64 printable ASCII characters (no control characters, no other scripts' digits),
+      without surrounding spaces: unsigned digits only are epoch milliseconds as above; otherwise ISO 8601
       ("2024-01-01", "2024-01-01T12:00:00Z") or a chat-log spelling with a four-digit year ("1:56 pm on 8
       May, 2023", "2023/05/30 (Tue) 23:40", "May 2023"). The whole string must be the date: trailing
-      text, a sign before a date, or a date without a year is refused (nothing is guessed).
+      text, a sign before a date, a date without a year, or a weekday that is not the date's is refused
+      (nothing is guessed).
 
-    Every result lies in the years 1900-2199. Raises ``ValueError`` naming the value and the accepted forms.
+    Every result lies in the years 1900-2199. Raises ``ValueError`` naming the rule broken and the accepted
+    forms, never quoting the value (it may be anything a client sent).
     """
     if isinstance(value, bool):
         raise ValueError(f"a timestamp cannot be a boolean; accepted: {TIME_FORMS}")
     if isinstance(value, int | float):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{value} is not a finite number; accepted: {TIME_FORMS}")
+            raise ValueError(f"a timestamp must be a finite number; accepted: {TIME_FORMS}")
         ms = int(value)
         if abs(ms) < 100_000_000_000:
             raise ValueError(
-                f"timestamp {value} looks like epoch seconds (before 1973 as milliseconds); pass milliseconds"
+                "a timestamp below 10^11 looks like epoch seconds (before 1973 as milliseconds); "
+                "pass milliseconds"
             )
-        return _in_range(ms, value)
+        return _in_range(ms)
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
-        dt = _parse_time_text(value)
+        parsed = _parse_time_text(value)
+        if isinstance(parsed, int):
+            return parsed
+        dt = parsed
     else:
         raise ValueError(f"unsupported timestamp type {type(value).__name__}; accepted: {TIME_FORMS}")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     if not 1900 <= dt.year <= 2199 or not 1900 <= dt.astimezone(UTC).year <= 2199:
-        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
-    return _in_range(int(dt.timestamp() * 1000), value)
+        raise ValueError(f"the time is outside the years 1900-2199; accepted: {TIME_FORMS}")
+    return _in_range(int(dt.timestamp() * 1000))
 
 
-def _parse_time_text(value: str) -> datetime:
-    text = value.strip()
+def _parse_time_text(text: str) -> datetime | int:
+    """A datetime, or epoch ms for digits (exact: no float round trip)."""
     if not text:
         raise ValueError(f"empty timestamp string; accepted: {TIME_FORMS}")
     if len(text) > _MAX_TIME_TEXT:
         raise ValueError(f"a timestamp string is at most {_MAX_TIME_TEXT} characters; accepted: {TIME_FORMS}")
-    if _DIGITS.fullmatch(text):  # digits only: epoch ms as text
-        ms = to_epoch_ms(int(text))
-        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    if text[0] in "+-" or not any(1900 <= int(y) <= 2199 for y in _FOUR_DIGITS.findall(text)):
+    if not _PRINTABLE_ASCII.fullmatch(text) or text != text.strip():
         raise ValueError(
-            f"{_shown(value)} is not a date with a year from 1900 to 2199; accepted: {TIME_FORMS}"
+            "a timestamp string holds printable ASCII characters only (ASCII digits, no control "
+            f"characters), without surrounding spaces; accepted: {TIME_FORMS}"
         )
+    if _DIGITS.fullmatch(text):  # unsigned digits only: epoch ms as text
+        return to_epoch_ms(int(text))
+    if text[0] in "+-" or not any(1900 <= int(y) <= 2199 for y in _FOUR_DIGITS.findall(text)):
+        raise ValueError(f"not a date with a year from 1900 to 2199 (and no sign); accepted: {TIME_FORMS}")
     try:
-        return datetime.fromisoformat(text)
+        dt = datetime.fromisoformat(text)
     except ValueError:
-        pass
-    cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
-    try:
-        return _dateparser.parse(cleaned, fuzzy=False, default=datetime(2000, 1, 1))
-    except (ValueError, OverflowError):
-        raise ValueError(f"{_shown(value)} is not a timestamp; accepted: {TIME_FORMS}") from None
+        cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
+        try:
+            dt = _dateparser.parse(cleaned, fuzzy=False, default=datetime(2000, 1, 1))
+        except (ValueError, OverflowError):
+            raise ValueError(f"not a timestamp; accepted: {TIME_FORMS}") from None
+    for name in _WEEKDAY_NAME.findall(text):
+        if _WEEKDAYS[name.lower()[:3]] != dt.weekday():
+            raise ValueError(f"the weekday is not the date's; accepted: {TIME_FORMS}")
+    return dt
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -136,6 +151,10 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
 
 MAX_ID = 1000
 """Longest user, session, request or message id (characters)."""
+MAX_MESSAGE_CHARS = 1_000_000
+"""Longest message content an add or import takes (characters); a longer one is refused with
+:class:`InvalidInput` naming it (``refind import`` cuts it with a mark instead). It bounds what one message
+costs the engine (a document's text is analyzed and stored in one piece)."""
 # C0 controls, DEL, C1 controls, line/paragraph separators, bidirectional controls, the byte-order mark and
 # lone surrogates: invisible or reordering characters that make one id look like another in logs and UIs.
 _ID_FORBIDDEN = re.compile(
@@ -278,16 +297,69 @@ class Hit(BaseModel):
     time_text: str | None = None
 
 
+MAX_TITLE = 500
+"""Longest session title kept (characters); a longer one is cut."""
+MAX_LABEL = 1000
+"""Longest session source or project kept (characters)."""
+
+
+def _label(value: Any, limit: int, fold: bool = False) -> str | None:
+    """A session label: stripped (with ``fold``, on one line: whitespace runs made one space), at most
+    ``limit`` characters; None when blank. Control characters are refused like an id's."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    text = " ".join(value.split()) if fold else value.strip()
+    if not text:
+        return None
+    bad = _ID_FORBIDDEN.search(text)
+    if bad is not None:
+        raise ValueError(f"contains the character U+{ord(bad.group()):04X}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class SessionLog(BaseModel):
     """One session of one user, as the loaders in :mod:`refind.loaders` yield it and
     :meth:`refind.Memory.import_sessions` takes it. ``date`` is the session's epoch ms (messages without a
-    timestamp take it), ``date_text`` the date as the source wrote it."""
+    timestamp take it), ``date_text`` the date as the source wrote it.
+
+    ``title``, ``source`` (the app: ``chatgpt``, ``claude``, ``claude-code``, ``jsonl``, ...) and ``project``
+    (a Claude Code working directory) are kept with the session when given (title words count for it in
+    search; source and project filter); one left out keeps what the session already had."""
 
     user_id: str
     session_id: str
     messages: list[Message]
     date: int | None = None
     date_text: str | None = None
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _title(cls, value: Any) -> str | None:
+        return _label(value, MAX_TITLE, fold=True)
+
+    @field_validator("source", "project", mode="before")
+    @classmethod
+    def _labels(cls, value: Any) -> str | None:
+        return _label(value, MAX_LABEL)
+
+
+class SessionSummary(BaseModel):
+    """One stored session, as :meth:`refind.Memory.sessions` lists it: its info (``title``, ``source``,
+    ``project``: None when the import gave none), how many messages it holds and the times (epoch ms) of its
+    first and last."""
+
+    session_id: str
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
+    messages: int
+    first: int
+    last: int
 
 
 class AddResult(BaseModel):
@@ -373,12 +445,16 @@ class Evidence(BaseModel):
     ``id`` is stable for the same span (``session#first-last``); ``score`` is the best fused score of its
     hits (higher is more relevant); ``rounds`` lists the search rounds (1-based) that found it; ``terms``
     are the analyzed query terms of those rounds (a long hit is cut to the passage around them).
+    ``title``, ``source`` and ``project`` are the session's, when its import gave them.
     """
 
     id: str
     session_id: str
     session_date: int
     session_date_text: str | None = None
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
     turns: list[Turn]
     score: float = 0.0
     rounds: list[int] = Field(default_factory=list)

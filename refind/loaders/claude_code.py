@@ -35,6 +35,7 @@ from refind.loaders._base import (
     clip,
     first_lines,
     iso_to_ms,
+    loads_json,
     make_message,
     read_lines,
     skip,
@@ -123,7 +124,7 @@ def read_claude_code(
             continue
         where = f"{p}:{lineno}"
         try:
-            rec = json.loads(raw)
+            rec = loads_json(raw)
         except ValueError as exc:
             unreadable(skipped, "unreadable_lines", f"{where}: not JSON ({exc})")
             continue
@@ -180,7 +181,9 @@ def read_claude_code(
             messages=messages,
             date=first_ts.get(sid) if cursor is None else None,
             title=cur.title if sid == cur.session_id else None,
-            source=str(p),
+            source="claude-code",
+            project=cur.metadata.get("cwd"),
+            file=str(p),
             metadata=dict(cur.metadata),
         )
         for sid, messages in groups.items()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -82,8 +82,10 @@ class SearchSession:
         window_tokens: int | None = None,
         hit_tokens: int | None = 1000,
         latest_boost: float = 0.0,
+        scope: Sequence[str] | None = None,
     ) -> None:
         self.store = store
+        self.scope = list(scope) if scope is not None else None  # the sessions searched (None: all)
         self.user_id = user_id
         self.question = question
         self.now = now
@@ -130,6 +132,7 @@ class SearchSession:
         return Filters(
             time_from=date_from,
             time_to=date_to,
+            session_ids=self.scope,
             exclude_ids=sorted(self.read_ids) if self.readset == "message" and self.read_ids else None,
             exclude_sessions=sorted(self.read_sessions)
             if self.readset == "session" and self.read_sessions
@@ -173,6 +176,13 @@ class SearchSession:
             self.terms.extend(t for t in block.terms if t not in self.terms)
         for order in orders:
             self._credit(order, weight)
+        if weight > 0 and hits:  # title words count for the session: its title's rank, among those hit
+            with_hits = list(dict.fromkeys(h.session_id for h in hits))
+            titled = [
+                sid for sid, _ in self.store.query_titles(self.user_id, keywords, len(with_hits), with_hits)
+            ]
+            if titled:
+                self._credit(titled, weight)
         new = self._absorb(found)
         self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
         return new
@@ -349,6 +359,7 @@ class SearchSession:
             )
             for b in chosen
         ]
+        blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
         if max_tokens is not None:
             blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
         return SearchResult(
@@ -361,6 +372,24 @@ class SearchSession:
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
         )
+
+
+def with_info(store: Reader, user_id: str, blocks: list[Evidence]) -> list[Evidence]:
+    """``blocks`` with their sessions' title, source and project (one lookup for all)."""
+    if not blocks:
+        return blocks
+    infos = store.session_infos(user_id, list(dict.fromkeys(b.session_id for b in blocks)))
+    if not infos:
+        return blocks
+    out = []
+    for b in blocks:
+        i = infos.get(b.session_id)
+        out.append(
+            b
+            if i is None
+            else b.model_copy(update={"title": i.title, "source": i.source, "project": i.project})
+        )
+    return out
 
 
 def _recency_factors(dates: dict[str, int], boost: float) -> dict[str, float]:

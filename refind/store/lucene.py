@@ -26,16 +26,28 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import ANALYZER_NAME, Expired, Filters, SessionState, WriteBatch
+from refind.store.base import (
+    ANALYZER_NAME,
+    Expired,
+    Filters,
+    SessionCounts,
+    SessionInfo,
+    SessionState,
+    WriteBatch,
+)
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
-"""3: hit fields as doc values (a ranking pass reads no stored message); 2: messages and request markers
-record when they were added; 1: the first. Older formats are upgraded in place on a writable open."""
+FORMAT_VERSION = 4
+"""The format of a new index. 4: the analyzed fields without positions (no query reads them); 3: hit fields
+as doc values (a ranking pass reads no stored message); 2: messages and request markers record when they
+were added; 1: the first. Formats 1-2 are upgraded in place to 3 on a writable open; a format-3 index is
+read and written as it is (Lucene keeps a field's positions for the life of an index: importing the data
+into a new directory makes a format-4 one)."""
 _UPGRADABLE = (1, 2)
+_POSITIONED = (1, 2, 3)  # formats whose analyzed fields hold positions
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
 
@@ -156,7 +168,7 @@ class LuceneStore:
             raise IndexFormatError(
                 f"{meta_path} is unreadable ({exc}); restore it or use a new directory"
             ) from exc
-        readable = (*_UPGRADABLE, FORMAT_VERSION)
+        readable = (*_POSITIONED, FORMAT_VERSION)
         if meta.get("format") not in readable or meta.get("analyzer") != ANALYZER_NAME:
             raise IndexFormatError(
                 f"index at {self.path} has format {meta.get('format')} / analyzer {meta.get('analyzer')!r}; "
@@ -177,8 +189,9 @@ class LuceneStore:
                     f"no refind index at {self.path}; create one by adding messages (refind import ...)"
                 )
             return engine.open(
-                where, self.read_only, float(s.bm25_k1), float(s.bm25_b), float(s.ram_buffer_mb)
-            )
+                where, self.read_only, float(s.bm25_k1), float(s.bm25_b), float(s.ram_buffer_mb),
+                self._format() in _POSITIONED,
+            )  # fmt: skip
         except StoreError:
             raise
         except Exception as exc:
@@ -186,6 +199,14 @@ class LuceneStore:
             if "LockObtainFailed" in cls:
                 raise IndexLocked(self._locked_message()) from None
             raise StoreError(f"cannot open the index at {self.path or 'memory'}: {exc}") from exc
+
+    def _format(self) -> int:
+        """The index's format once opened: what ``refind.json`` records (formats 1-2 become 3 by their
+        upgrade), or :data:`FORMAT_VERSION` for a new index."""
+        fmt = self._meta.get("format") if self._meta is not None else None
+        if fmt in _UPGRADABLE:
+            return 3
+        return fmt if isinstance(fmt, int) else FORMAT_VERSION
 
     def _locked_message(self) -> str:
         assert self.path is not None
@@ -213,16 +234,17 @@ class LuceneStore:
         self._meta = {**self._meta, "upgraded_from": old, "legacy_added_ms": when}
         log.info(
             "upgraded the index at %s from format %s to %s (%d documents, %.1f s)",
-            self.path, old, FORMAT_VERSION, n, time.perf_counter() - started,
+            self.path, old, self._format(), n, time.perf_counter() - started,
         )  # fmt: skip
 
     def _write_meta(self) -> None:
         assert self.path is not None
-        if self._meta is not None and self._meta.get("format") == FORMAT_VERSION:
+        fmt = self._format()
+        if self._meta is not None and self._meta.get("format") == fmt:
             return
         meta: dict[str, Any] = {
             **(self._meta or {}),
-            "format": FORMAT_VERSION,
+            "format": fmt,
             "refind_version": _version(),
             "lucene_version": str(jclass("io.refind.lucene.Engine").luceneVersion()),
             "analyzer": ANALYZER_NAME,
@@ -342,6 +364,32 @@ class LuceneStore:
         with self._java("stats"):
             return [str(u) for u in json.loads(str(self._reading().users()))]
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        if session_ids is not None and not session_ids:
+            return {}
+        wanted = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
+        with self._java("search"):
+            out = self._reading().sessionInfos(user_id, wanted)
+        return {
+            str(sid): SessionInfo(user_id, str(sid), title, source, project)
+            for sid, title, source, project in json.loads(str(out))
+        }
+
+    def query_titles(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        if k <= 0 or not text or not text.strip() or (session_ids is not None and not session_ids):
+            return []
+        sessions = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
+        with self._java("search"):
+            out = self._reading().searchTitles(user_id, text, int(k), sessions)
+        return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        with self._java("search"):
+            out = self._reading().sessionSummaries(user_id)
+        return [SessionCounts(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
+
     # ------------------------------------------------------------------ writing
 
     def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
@@ -407,6 +455,7 @@ class LuceneStore:
                 for s in batch.sessions
             ],
             "marker": None if m is None else [m.user_id, m.request_id, m.payload],
+            "infos": [[i.user_id, i.session_id, i.title, i.source, i.project] for i in batch.infos],
         }
         with self._java("write"):
             engine.write(json.dumps(body, ensure_ascii=False))
@@ -421,6 +470,11 @@ class LuceneStore:
         with self._java("delete"):
             return int(engine.deleteUser(user_id))
 
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        engine = self._writable()
+        with self._java("delete"):
+            return int(engine.deleteSessionOf(user_id, session_id))
+
     def expire(self, cutoff_ms: int) -> Expired:
         engine = self._writable()
         with self._java("delete"):
@@ -429,6 +483,20 @@ class LuceneStore:
             removed=int(out["removed"]),
             sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],
         )
+
+    def recover(self) -> None:
+        """After a failed write or commit (a full disk, an I/O error): discard every write no commit covers
+        and reopen the writer on the last commit, so that the next write starts clean once the disk takes
+        writes again, without a restart. Lucene closes a writer that hit such an error for good; reads
+        from the old writer fail meanwhile (``StoreError``). Raises ``StoreError`` when the index cannot be
+        reopened yet (the next failed write tries again)."""
+        if self._closed or self.read_only:
+            return
+        old = self._engine
+        with suppress(Exception):  # closing with commit-on-close off is a rollback
+            old.close()
+        self._engine = self._open_engine()
+        log.warning("the index at %s was reopened at its last commit after a failed write", self.location)
 
     # ------------------------------------------------------------------ closing
 

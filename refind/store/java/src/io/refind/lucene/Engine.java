@@ -80,12 +80,14 @@ import org.apache.lucene.util.BytesRef;
  * Every method is safe to call from many threads at once: reads acquire a searcher from a SearcherManager;
  * writes and commits share one lock, so a commit never holds half of a write batch.
  *
- * <p>Document layout (format 3): one document per message (kind "m"), per session (kind "s": its whole text
+ * <p>Document layout (format 4): one document per message (kind "m"), per session (kind "s": its whole text
  * for session-level BM25), per session text (kind "t": that text stored, for appends) and per idempotent
  * request (kind "r": its marker). A message's hit fields (id, session, turn, time, role) are doc values, so a
  * ranking pass never decompresses stored messages; the verbatim message is the stored field "raw". Doc
  * values that formats 1-2 lacked have fields of their own ("user_dv", "role_dv", "s_session_dv"): Lucene
- * keeps a field's structure for the life of an index, so an older index can be upgraded in place.
+ * keeps a field's structure for the life of an index, so an older index can be upgraded in place. The
+ * analyzed fields ("contents", "s_contents") hold term frequencies without positions (no query reads them);
+ * an index of format 3 or older holds positions and keeps them, for the same reason.
  */
 public final class Engine implements Closeable {
   private static final String SEP = "\u001f";
@@ -103,10 +105,14 @@ public final class Engine implements Closeable {
   private final BM25Similarity similarity;
   private final boolean readOnly;
   private final Object writeLock = new Object();
-  private final MessageDoc doc = new MessageDoc();
+  private final org.apache.lucene.document.FieldType textType;
+  private final MessageDoc doc;
 
-  private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb) throws IOException {
+  private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb, boolean positions)
+      throws IOException {
     this.readOnly = readOnly;
+    this.textType = textType(positions);
+    this.doc = new MessageDoc(textType);
     this.analyzer = buildAnalyzer();
     this.similarity = new BM25Similarity(k1, b);
     this.directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(Paths.get(path));
@@ -148,10 +154,29 @@ public final class Engine implements Closeable {
     }
   }
 
-  /** Opens (or creates) the index at {@code path}; {@code null} keeps it in memory. */
-  public static Engine open(String path, boolean readOnly, double k1, double b, double ramBufferMb)
+  /**
+   * Opens (or creates) the index at {@code path}; {@code null} keeps it in memory. {@code positions}: index
+   * the analyzed fields with positions, as formats 1-3 did (Lucene refuses to change a field's index options
+   * within an index); a new index has none.
+   */
+  public static Engine open(
+      String path, boolean readOnly, double k1, double b, double ramBufferMb, boolean positions)
       throws IOException {
-    return new Engine(path, readOnly, (float) k1, (float) b, ramBufferMb);
+    return new Engine(path, readOnly, (float) k1, (float) b, ramBufferMb, positions);
+  }
+
+  /**
+   * An analyzed, unstored field: with term frequencies (BM25 needs them, and the length norms, which do not
+   * depend on the index options), with positions only for an index that already has them: no refind query
+   * reads positions, and writing them cost import time and index size (docs/benchmarks/perf.md).
+   */
+  private static org.apache.lucene.document.FieldType textType(boolean positions) {
+    org.apache.lucene.document.FieldType t = new org.apache.lucene.document.FieldType(TextField.TYPE_NOT_STORED);
+    if (!positions) {
+      t.setIndexOptions(org.apache.lucene.index.IndexOptions.DOCS_AND_FREQS);
+    }
+    t.freeze();
+    return t;
   }
 
   /** Whether a Lucene index exists at {@code path}. */
@@ -541,9 +566,17 @@ public final class Engine implements Closeable {
     }
   }
 
-  /** The query matching the messages of {@code wanted} (JSON: user -> [session ids]). */
-  private static Query sessionsOf(JsonNode wanted) {
+  /**
+   * The queries matching the messages of {@code wanted} (JSON: user -> [session ids]): one clause per user
+   * (its user term and a terms query of its sessions), users in chunks so each query stays within Lucene's
+   * clause limit (which counts nested clauses too) however many users an import touches. The chunks hold
+   * disjoint users, so their matches are disjoint.
+   */
+  private static List<Query> sessionsOf(JsonNode wanted) {
+    List<Query> out = new ArrayList<>();
+    int perQuery = Math.max(1, (IndexSearcher.getMaxClauseCount() - 8) / 4);
     BooleanQuery.Builder any = new BooleanQuery.Builder();
+    int inChunk = 0;
     java.util.Iterator<Map.Entry<String, JsonNode>> users = wanted.fields();
     while (users.hasNext()) {
       Map.Entry<String, JsonNode> e = users.next();
@@ -555,8 +588,28 @@ public final class Engine implements Closeable {
       one.add(new TermQuery(new Term("user_id", e.getKey())), Occur.FILTER);
       one.add(termSet("session_id", sids), Occur.FILTER);
       any.add(new ConstantScoreQuery(one.build()), Occur.SHOULD);
+      if (++inChunk == perQuery) {
+        out.add(any.build());
+        any = new BooleanQuery.Builder();
+        inChunk = 0;
+      }
     }
-    return any.build();
+    if (inChunk > 0) {
+      out.add(any.build());
+    }
+    return out;
+  }
+
+  /** Every live document matching any of {@code queries} (disjoint), as global doc ids in index order. */
+  private static List<Integer> allDocs(IndexSearcher searcher, List<Query> queries) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    for (Query q : queries) {
+      out.addAll(allDocs(searcher, q));
+    }
+    if (queries.size() > 1) {
+      java.util.Collections.sort(out);
+    }
+    return out;
   }
 
   /** Every live document matching {@code query}, as global doc ids in index order (no scoring, no limit). */
@@ -983,11 +1036,12 @@ public final class Engine implements Closeable {
     final StringField role = new StringField("role", "", Field.Store.NO);
     final SortedDocValuesField roleDv = new SortedDocValuesField("role_dv", new BytesRef());
     final TermsStream terms = new TermsStream();
-    final Field contents = new Field("contents", terms, TextField.TYPE_NOT_STORED);
+    final Field contents;
     final StoredField raw = new StoredField("raw", "");
     final Document doc = new Document();
 
-    MessageDoc() {
+    MessageDoc(org.apache.lucene.document.FieldType textType) {
+      contents = new Field("contents", terms, textType);
       for (Field f :
           new Field[] {
             key, kind, id, idDv, user, userDv, session, sessionDv, turnPt, turnDv, tsPt, tsDv, addedPt,
@@ -1148,6 +1202,9 @@ public final class Engine implements Closeable {
         }
         writeSession(user, sid, text, parts, !s.get(3).asBoolean(false));
       }
+      for (JsonNode s : b.path("infos")) {
+        writeInfo(s.get(0).asText(), s.get(1).asText(), s.get(2), s.get(3), s.get(4));
+      }
       JsonNode m = b.get("marker");
       if (m != null && !m.isNull()) {
         writeMarker(m.get(0).asText(), m.get(1).asText(), m.get(2).asText(), added);
@@ -1171,7 +1228,7 @@ public final class Engine implements Closeable {
     } else {
       stream.set(analyzed);
     }
-    d.add(new Field("s_contents", stream, TextField.TYPE_NOT_STORED));
+    d.add(new Field("s_contents", stream, textType));
     Document t = new Document();
     t.add(new StringField("key", textKey, Field.Store.NO));
     t.add(new StringField("kind", "t", Field.Store.NO));
@@ -1191,7 +1248,184 @@ public final class Engine implements Closeable {
   private void deleteSession(String user, String sid) throws IOException {
     writer.deleteDocuments(
         new Term("key", SEP + "session" + SEP + user + SEP + sid),
-        new Term("key", SEP + "session-text" + SEP + user + SEP + sid));
+        new Term("key", SEP + "session-text" + SEP + user + SEP + sid),
+        new Term("key", SEP + "session-info" + SEP + user + SEP + sid));
+  }
+
+  private static String textOrNull(JsonNode n) {
+    return n == null || n.isNull() ? null : n.asText();
+  }
+
+  /**
+   * A session's info document (kind "i"): its title (analyzed, for title search), source and project (exact
+   * terms, for filters), all three stored as JSON. Replaces the one stored.
+   */
+  private void writeInfo(String user, String sid, JsonNode title, JsonNode source, JsonNode project)
+      throws IOException {
+    String key = SEP + "session-info" + SEP + user + SEP + sid;
+    Document d = new Document();
+    d.add(new StringField("key", key, Field.Store.NO));
+    d.add(new StringField("kind", "i", Field.Store.NO));
+    d.add(new StringField("s_user", user, Field.Store.NO));
+    d.add(new StringField("i_session", sid, Field.Store.NO));
+    d.add(new SortedDocValuesField("i_session_dv", new BytesRef(sid)));
+    String t = textOrNull(title);
+    if (t != null) {
+      TermsStream stream = new TermsStream();
+      stream.set(terms(t).toArray(new String[0]));
+      d.add(new Field("i_title", stream, TextField.TYPE_NOT_STORED));
+    }
+    StringWriter raw = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(raw)) {
+      g.writeStartArray();
+      g.writeString(sid);
+      g.writeString(t);
+      g.writeString(textOrNull(source));
+      g.writeString(textOrNull(project));
+      g.writeEndArray();
+    }
+    d.add(new StoredField("i_raw", raw.toString()));
+    writer.updateDocument(new Term("key", key), d);
+  }
+
+  /**
+   * The info of {@code user}'s sessions ({@code sessionIds}: a JSON list, or empty for all of them): a JSON
+   * list of [session, title, source, project].
+   */
+  public String sessionInfos(String user, String sessionIds) throws IOException {
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    if (sessionIds != null && !sessionIds.isEmpty()) {
+      b.add(termSet("i_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
+    }
+    IndexSearcher searcher = manager.acquire();
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      StoredFields stored = searcher.storedFields();
+      for (int d : allDocs(searcher, b.build())) {
+        g.writeRawValue(stored.document(d).get("i_raw"));
+      }
+      g.writeEndArray();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /** BM25 over the titles of {@code user}'s sessions (restricted to {@code sessionIds} when given). */
+  public String searchTitles(String user, String text, int k, String sessionIds) throws IOException {
+    Query bag = bagQuery("i_title", text);
+    if (bag == null || k <= 0) {
+      return "[]";
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(bag, Occur.MUST);
+    b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    if (sessionIds != null && !sessionIds.isEmpty()) {
+      b.add(termSet("i_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
+    }
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
+      searcher.search(b.build(), collector);
+      ScoreDoc[] docs = collector.topDocs().scoreDocs;
+      String[] sids = sortedValues(searcher, docs, "i_session_dv");
+      StringWriter out = new StringWriter();
+      try (JsonGenerator g = JSON.createGenerator(out)) {
+        g.writeStartArray();
+        for (int i = 0; i < docs.length; i++) {
+          g.writeStartArray();
+          g.writeString(sids[i]);
+          g.writeNumber(docs[i].score);
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      return out.toString();
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * Every session of {@code user} with messages, from its messages' doc values: a JSON list of [session,
+   * messages, first time, last time], in the order the sessions' first messages were written.
+   */
+  public String sessionSummaries(String user) throws IOException {
+    IndexSearcher searcher = manager.acquire();
+    Map<String, long[]> by = new LinkedHashMap<>();
+    try {
+      List<Integer> docs = allDocs(searcher, new TermQuery(new Term("user_id", user)));
+      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+      int leafIndex = -1;
+      SortedDocValues sessions = null;
+      NumericDocValues times = null;
+      LeafReaderContext leaf = null;
+      for (int global : docs) {
+        int li = ReaderUtil.subIndex(global, leaves);
+        if (li != leafIndex) {
+          leafIndex = li;
+          leaf = leaves.get(li);
+          sessions = DocValues.getSorted(leaf.reader(), "session_id");
+          times = DocValues.getNumeric(leaf.reader(), "ts");
+        }
+        int d = global - leaf.docBase;
+        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
+        long ts = times.advanceExact(d) ? times.longValue() : 0L;
+        long[] acc = by.get(sid);
+        if (acc == null) {
+          by.put(sid, new long[] {1, ts, ts});
+        } else {
+          acc[0]++;
+          acc[1] = Math.min(acc[1], ts);
+          acc[2] = Math.max(acc[2], ts);
+        }
+      }
+    } finally {
+      manager.release(searcher);
+    }
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      for (Map.Entry<String, long[]> e : by.entrySet()) {
+        g.writeStartArray();
+        g.writeString(e.getKey());
+        g.writeNumber(e.getValue()[0]);
+        g.writeNumber(e.getValue()[1]);
+        g.writeNumber(e.getValue()[2]);
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+    }
+    return out.toString();
+  }
+
+  /**
+   * Deletes one session of {@code user}: its messages, session documents and info, durably (with every
+   * write before it). Returns the messages removed.
+   */
+  public long deleteSessionOf(String user, String sid) throws IOException {
+    checkWritable();
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    b.add(new TermQuery(new Term("session_id", sid)), Occur.FILTER);
+    Query messages = b.build();
+    long before;
+    IndexSearcher searcher = manager.acquire();
+    try {
+      before = searcher.count(messages);
+    } finally {
+      manager.release(searcher);
+    }
+    synchronized (writeLock) {
+      writer.deleteDocuments(messages);
+      deleteSession(user, sid);
+    }
+    commit();
+    return before;
   }
 
   private void writeMarker(String user, String requestId, String payload, long added) throws IOException {
