@@ -9,6 +9,11 @@ the real ``openai`` client) answers every request with a fixed 3-5 call plan per
 4. ``note`` of the first two block ids of the last observation;
 5. ``finish``.
 
+With ``--heuristic-first`` the agent runs as by default (the heuristic rounds first, shown to the model
+in its first request) and the script is the model's part of such a plan: one ``search`` with the keywords'
+second half, ``note`` of the first two block ids the model was shown, ``finish`` (3 calls). Without it
+the agent plans alone (``heuristic_first=False``), the plan above.
+
 Per question it records each request's prompt size (tiktoken tokens of its messages as JSON), the tokens of
 the observations the model was shown, the final evidence (``to_text()``), whether every evidence turn was
 in a block the model saw or noted, and the evidence's session recall_all@5. Figures are deterministic
@@ -42,7 +47,9 @@ def _tool_texts(body: dict[str, Any]) -> list[str]:
     return [str(m.get("content") or "") for m in body["messages"] if m.get("role") == "tool"]
 
 
-def run(data: str, questions: int, conversation_tokens: int | None) -> dict[str, Any]:
+def run(
+    data: str, questions: int, conversation_tokens: int | None, heuristic_first: bool = False
+) -> dict[str, Any]:
     import refind
     from benchmarks.adapters.bm25 import _USER, open_haystack
     from benchmarks.datasets import load_dataset
@@ -59,17 +66,25 @@ def run(data: str, questions: int, conversation_tokens: int | None) -> dict[str,
             try:
                 for q in (x for x in wanted if x.haystack == key):
                     words, _ = planner.plan_keywords(q.text)
-                    plan: list[Any] = [
-                        tool_reply(("search", {"keywords": " ".join(words) or q.text})),
-                        tool_reply(("search", {"keywords": q.text})),
-                    ]
-                    if len(rows) % 2 == 1 and len(words) > 1:
-                        plan.append(tool_reply(("search", {"keywords": " ".join(words[len(words) // 2 :])})))
+                    plan: list[Any]
+                    if heuristic_first:
+                        plan = [
+                            tool_reply(("search", {"keywords": " ".join(words[len(words) // 2 :]) or q.text}))
+                        ]
+                    else:
+                        plan = [
+                            tool_reply(("search", {"keywords": " ".join(words) or q.text})),
+                            tool_reply(("search", {"keywords": q.text})),
+                        ]
+                        if len(rows) % 2 == 1 and len(words) > 1:
+                            plan.append(
+                                tool_reply(("search", {"keywords": " ".join(words[len(words) // 2 :])}))
+                            )
 
                     def note(body: dict[str, Any]) -> Any:
-                        texts = _tool_texts(body)
+                        texts = _tool_texts(body) or [str(body["messages"][1].get("content") or "")]
                         seen = _ID.findall(texts[-1]) if texts else []
-                        return tool_reply(("note", {"ids": seen[:2]}))
+                        return tool_reply(("note", {"ids": seen[:2] or ["none"]}))
 
                     plan += [note, tool_reply(("finish", {}))]
                     fake.enqueue(*plan)
@@ -80,6 +95,7 @@ def run(data: str, questions: int, conversation_tokens: int | None) -> dict[str,
                         api_key="sk-planner-benchmark",
                         max_actions=len(plan),
                         conversation_tokens=conversation_tokens,
+                        heuristic_first=heuristic_first,
                     )
                     result = memory.search(q.text, _USER, now=q.now, top_k=5, agent=agent)
                     bodies = fake.bodies[before:]
@@ -126,6 +142,7 @@ def run(data: str, questions: int, conversation_tokens: int | None) -> dict[str,
     return {
         "questions": len(rows),
         "conversation_tokens": conversation_tokens,
+        "heuristic_first": heuristic_first,
         "unexpected_requests": unexpected,
         "calls": spread("calls"),
         "prompt_tokens": spread("prompt_tokens"),
@@ -151,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="LLMAgent's conversation budget (default: its own)",
     )
+    p.add_argument(
+        "--heuristic-first",
+        action="store_true",
+        help="the agent's default: heuristic rounds first, the model adds (default: the model plans alone)",
+    )
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     if args.questions < 1:
@@ -158,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     from refind.errors import RefindError
 
     try:
-        report = run(args.data, args.questions, args.conversation_tokens)
+        report = run(args.data, args.questions, args.conversation_tokens, args.heuristic_first)
     except RefindError as exc:  # unreadable data: one line, like `benchmarks run`
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2

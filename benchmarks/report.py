@@ -223,6 +223,37 @@ def scorecard(summary: dict[str, Any]) -> str:
             "",
             *table(["adapter", "n", f"sessions returned (of {k})", "evidence tokens"], rows),
         ]
+    llm = summary.get("llm") or {}
+    if llm:
+        rows = [
+            [
+                f"`{n}`",
+                _f(v["questions"]),
+                _f(v["calls_per_question"], 2),
+                f"{v['usable_tool_call_replies']}/{v['calls']}"
+                + (f" ({100 * v['usable_share']:.1f}%)" if v["usable_share"] is not None else ""),
+                _f(v["prompt_tokens_per_question"], 0),
+                _f(v["completion_tokens_per_question"], 0),
+                _f(v["wall_ms_per_question"] / 1000, 1),
+                _f(v["fallbacks"]),
+                _f(v["empty_evidence"]),
+                "-" if v["empty_where_baseline_not"] is None else _f(v["empty_where_baseline_not"]),
+            ]
+            for n, v in llm.items()
+        ]
+        head = [
+            "adapter",
+            "questions",
+            "model calls / q",
+            "replies with a usable tool call",
+            "prompt tokens / q",
+            "completion tokens / q",
+            "wall s / q",
+            "fell back",
+            "empty evidence",
+            "empty where refind's is not",
+        ]
+        out += ["", "## The model's calls", "", *table(head, rows, left=1)]
     out += [
         "",
         f"P@{k} counts empty slots as misses; recall_all@{k} = every gold session in the top {k}; hit@{k} = any. "

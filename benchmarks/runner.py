@@ -163,7 +163,12 @@ def _ask(adapter: Any, question: Question, state: Any, k: int) -> dict[str, Any]
         packed_turns=None if packed is None else {b: p.turn_ids for b, p in packed.items()},
         packed_tokens=None if packed is None else {b: p.tokens for b, p in packed.items()},
     )
-    return _row(question, adapter.name, k, scored, latency_ms)
+    row = _row(question, adapter.name, k, scored, latency_ms)
+    row["n_items"] = len(items)
+    extra = getattr(adapter, "row_extra", None)  # e.g. refind-llm: the model calls of this question
+    if extra is not None:
+        row.update(extra(question, state))
+    return row
 
 
 def _error_row(question: Question, adapter: str, k: int, exc: BaseException) -> dict[str, Any]:
@@ -232,6 +237,42 @@ def _round(value: Any) -> Any:
     return value
 
 
+def llm_summary(rows: Sequence[dict[str, Any]], adapter_names: Sequence[str]) -> dict[str, Any]:
+    """For adapters whose rows carry model calls (``llm_calls``): calls, the share of replies with a
+    usable tool call, tokens and wall time per question, fallbacks, and the questions that ended with no
+    evidence where the first other adapter (the heuristic ``refind``, when run) had some."""
+    out: dict[str, Any] = {}
+    items = {(r["question_id"], r["adapter"]): r.get("n_items") for r in rows}
+    for name in adapter_names:
+        mine = [r for r in rows if r["adapter"] == name and r.get("llm_calls") is not None]
+        if not mine:
+            continue
+        calls = sum(r["llm_calls"] for r in mine)
+        usable = sum(r["llm_usable"] for r in mine)
+        base = "refind" if "refind" in adapter_names and name != "refind" else None
+        empty_vs = (
+            sum(1 for r in mine if not r.get("n_items") and items.get((r["question_id"], base)))
+            if base
+            else None
+        )
+        n = len(mine)
+        out[name] = {
+            "questions": n,
+            "calls": calls,
+            "calls_per_question": calls / n,
+            "usable_tool_call_replies": usable,
+            "usable_share": usable / calls if calls else None,
+            "prompt_tokens_per_question": sum(r["llm_prompt_tokens"] for r in mine) / n,
+            "completion_tokens_per_question": sum(r["llm_completion_tokens"] for r in mine) / n,
+            "wall_ms_per_question": sum(r["latency_ms"] or 0.0 for r in mine) / n,
+            "fallbacks": sum(1 for r in mine if r.get("llm_fallback")),
+            "empty_evidence": sum(1 for r in mine if not r.get("n_items")),
+            "empty_where_baseline_not": empty_vs,
+            "baseline": base,
+        }
+    return out
+
+
 def summarize(
     dataset: Dataset,
     questions: Sequence[Question],
@@ -253,6 +294,7 @@ def summarize(
         "n_answerable": sum(1 for q in questions if not q.abstention),
         "n_abstention": sum(1 for q in questions if q.abstention),
         "adapters": {name: aggregate([r for r in rows if r["adapter"] == name]) for name in adapter_names},
+        "llm": llm_summary(rows, adapter_names),
         "skipped_adapters": skipped_adapters,
         "skipped_questions": {"total": sum(skipped.values()), "by_reason": skipped},
         "data_notes": dict(sorted(dataset.notes.items())),

@@ -167,6 +167,30 @@ def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert exc.value.code == 0
 
 
+def test_llm_summary_counts_calls_tokens_and_empty_evidence() -> None:
+    from benchmarks.runner import llm_summary
+
+    def row(q: str, adapter: str, items: int, **llm: Any) -> dict[str, Any]:
+        return {"question_id": q, "adapter": adapter, "n_items": items, "latency_ms": 1000.0, **llm}
+
+    llm = {"llm_prompt_tokens": 100, "llm_completion_tokens": 10, "llm_fallback": False}
+    rows = [
+        row("a", "refind", 3),
+        row("a", "refind-llm", 3, llm_calls=2, llm_usable=2, **llm),
+        row("b", "refind", 2),
+        row("b", "refind-llm", 0, llm_calls=2, llm_usable=1, **{**llm, "llm_fallback": True}),
+        row("c", "refind", 0),
+        row("c", "refind-llm", 0, llm_calls=0, llm_usable=0, **llm),
+    ]
+    out = llm_summary(rows, ["refind", "refind-llm"])
+    assert list(out) == ["refind-llm"]
+    s = out["refind-llm"]
+    assert (s["questions"], s["calls"], s["usable_tool_call_replies"]) == (3, 4, 3)
+    assert s["usable_share"] == 0.75 and s["fallbacks"] == 1
+    assert s["prompt_tokens_per_question"] == 100 and s["wall_ms_per_question"] == 1000.0
+    assert (s["empty_evidence"], s["empty_where_baseline_not"], s["baseline"]) == (2, 1, "refind")
+
+
 def test_data_files_are_named_by_their_shortest_unique_path() -> None:
     files = [
         Path("/d/beam/100K/1/chat.json"),

@@ -54,6 +54,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
 def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
     kwargs.setdefault("retry_wait", FAST)
     kwargs.setdefault("timeout", 5.0)
+    # these tests script the model-only loop exactly; heuristic first (the default) has its own tests
+    kwargs.setdefault("heuristic_first", False)
     return LLMAgent("test-model", base_url=fake.base_url, api_key=KEY, **kwargs)
 
 
@@ -185,12 +187,15 @@ def test_observation_respects_the_token_budget(locomo: refind.Memory, fake: Fake
     assert "not shown" in content or content.endswith("…")
 
 
-def test_text_reply_without_tool_calls_finishes(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+def test_text_reply_without_tool_calls_falls_back(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    # a reply with no usable call never ends a search with empty evidence: the heuristic plan runs
     fake.enqueue(text_reply("The answer is probably June."))
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
-    assert actions(result) == ["llm", "finish"]
-    assert "without a tool call" in (steps(result)[-1].note or "")
-    assert result.evidence == []
+    assert actions(result)[:2] == ["llm", "fallback"]
+    assert "without a usable tool call" in (steps(result)[1].note or "")
+    assert "0 tool call(s)" in (steps(result)[0].note or "")
+    assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+    assert result.evidence
 
 
 def test_tokens_are_counted_when_the_response_has_no_usage(locomo: refind.Memory, fake: FakeOpenAI) -> None:
@@ -252,7 +257,13 @@ def test_connection_errors_are_retried_then_fall_back(locomo: refind.Memory, fak
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    agent = LLMAgent(base_url=f"http://127.0.0.1:{port}/v1", retry_wait=FAST, max_retries=2, timeout=2.0)
+    agent = LLMAgent(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        retry_wait=FAST,
+        max_retries=2,
+        timeout=2.0,
+        heuristic_first=False,
+    )
     assert agent.client.max_retries == 0
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent)
     assert actions(result)[:3] == ["retry", "retry", "fallback"]
@@ -533,3 +544,120 @@ def test_the_conversation_stays_within_its_token_budget(locomo: refind.Memory, f
     assert result.evidence
     with pytest.raises(refind.InvalidInput):
         agent_for(fake, conversation_tokens=10)
+
+
+# ---------------------------------------------------------------------------------------------- open models
+
+
+def test_a_call_written_as_text_is_parsed_and_run(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(
+        text_reply('```json\n{"name": "search", "arguments": {"keywords": "Caroline school speech"}}\n```'),
+        text_reply('<tool_call>{"name": "finish", "arguments": {}}</tool_call>'),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert actions(result) == ["llm", "search", "llm", "finish"]
+    assert "1 tool call(s) written as text" in (steps(result)[0].note or "")
+    assert steps(result)[1].keywords == "Caroline school speech"
+    assert result.evidence
+    # the call goes back to the model as a tool call of its own, answered by a tool message
+    second = fake.requests[1].body["messages"]
+    assert second[2]["tool_calls"][0]["function"]["name"] == "search" and second[2]["content"] is None
+    assert second[3]["role"] == "tool" and second[3]["tool_call_id"] == "text-call-1"
+
+
+def test_a_date_filter_against_the_questions_cue_is_corrected(
+    locomo: refind.Memory, fake: FakeOpenAI
+) -> None:
+    question = "What did Caroline do last month?"  # now 2023-07-10: June 2023
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline", "date_from": "2022-01-01", "date_to": "2022-02-01"})),
+        tool_reply(("finish", {})),
+    )
+    result = locomo.search(question, USER, now=NOW, agent=agent_for(fake))
+    assert actions(result)[:3] == ["llm", "dates", "search"]
+    assert "corrected" in (steps(result)[1].note or "")
+    search = steps(result)[2]
+    assert (search.date_from, search.date_to) == (to_epoch_ms("2023-06-01"), to_epoch_ms("2023-07-01") - 1)
+
+
+def test_a_5xx_format_error_falls_back(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    # llama.cpp answers 500 when the model's output does not parse as its tool-call format
+    failure = Failure(500, "model produced output that does not match the expected peg-native format")
+    fake.enqueue(failure, failure)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, max_retries=1))
+    assert actions(result)[:2] == ["retry", "fallback"]
+    assert "peg-native" in (steps(result)[1].note or "")
+    assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+
+
+def test_searches_that_find_nothing_fall_back(locomo: refind.Memory, fake: FakeOpenAI) -> None:
+    fake.enqueue(tool_reply(("search", {"keywords": "zzyzx qqxjv"})), tool_reply(("finish", {})))
+    result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake))
+    assert "fallback" in actions(result)
+    assert "found no evidence" in (next(t for t in steps(result) if t.action == "fallback").note or "")
+    assert result.evidence
+
+
+# ---------------------------------------------------------------------------------------------- heuristic first
+
+
+def seeded(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
+    return agent_for(fake, heuristic_first=True, **kwargs)
+
+
+def test_heuristic_first_is_the_default(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert LLMAgent("m", base_url=fake.base_url).heuristic_first is True
+    monkeypatch.setenv("REFIND_LLM_HEURISTIC_FIRST", "false")
+    assert LLMAgent("m", base_url=fake.base_url).heuristic_first is False
+
+
+def test_heuristic_first_shows_the_rounds_then_adds_the_models(
+    locomo: refind.Memory, fake: FakeOpenAI
+) -> None:
+    heuristic = locomo.search(QUESTION, USER, now=NOW, agent=HeuristicAgent())
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "Caroline talk students"})),
+        tool_reply(("note", {"ids": [heuristic.evidence[0].id]}), ("finish", {})),
+    )
+    result = locomo.search(QUESTION, USER, now=NOW, agent=seeded(fake))
+    heuristic_rounds = [t.keywords for t in heuristic.trace if t.action == "search"]
+    searches = [t for t in steps(result) if t.action == "search"]
+    assert [t.keywords for t in searches[: len(heuristic_rounds)]] == heuristic_rounds
+    assert searches[-1].keywords == "Caroline talk students" and searches[-1].note == "llm"
+    # the model saw the rounds' evidence with usable ids, and what was searched
+    first = fake.requests[0].body["messages"][1]["content"]
+    assert "Searches already run for you" in first
+    shown = re.findall(r"^\[id ([^\]\s]+)\]", first, flags=re.MULTILINE)
+    assert shown and {i.split("#")[0] for i in shown} <= {e.session_id for e in heuristic.evidence}
+    assert all(repr(k) in first for k in heuristic_rounds)
+    # every heuristic turn is kept (notes do not filter), the heuristic ranking first
+    turns = {t.id for e in result.evidence for t in e.turns}
+    assert {t.id for e in heuristic.evidence for t in e.turns} <= turns
+    assert not any(e.noted for e in result.evidence)
+    assert "heuristic first keeps all evidence" in (
+        next(t for t in steps(result) if t.action == "note" and t.note and "kept with" in t.note).note or ""
+    )
+    # the model's round counts for nothing in the session ranking (model_weight 0): the order is the heuristic's
+    ranked = [s for s in dict.fromkeys(e.session_id for e in result.by_relevance())]
+    before = [s for s in dict.fromkeys(e.session_id for e in heuristic.by_relevance())]
+    assert [s for s in ranked if s in before] == before
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [text_reply("The answer is June.")],
+        [Failure(500, "model produced output that does not match the expected peg-native format")] * 2,
+        [tool_reply(("search", "{not json"))] * 4,
+    ],
+    ids=["no-call", "format-error", "malformed"],
+)
+def test_heuristic_first_keeps_its_evidence_when_the_model_fails(
+    locomo: refind.Memory, fake: FakeOpenAI, script: list[Any]
+) -> None:
+    fake.enqueue(*script)
+    result = locomo.search(QUESTION, USER, now=NOW, agent=seeded(fake, max_retries=1))
+    assert [e.id for e in result.evidence] == heuristic_ids(locomo)
+    fallback = next(t for t in steps(result) if t.action == "fallback")
+    assert "heuristic rounds' evidence stands" in (fallback.note or "")
+    assert actions(result)[-1] == "finish"

@@ -21,6 +21,7 @@ serves every budget, so ``refind-llm`` is packed from the very plan it was score
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,9 @@ from benchmarks.adapters.base import AdapterConfig, PackedEvidence, RankedItem
 from benchmarks.adapters.bm25 import _USER, open_haystack
 from benchmarks.datasets import Question, Session
 from refind.tokens import count_tokens
+
+_USAGE = re.compile(r"prompt (\d+) \+ completion (\d+) tokens")
+_NO_CALL = re.compile(r"; 0 tool call\(s\)")
 
 __all__ = ["RefindAdapter", "RefindLLMAdapter", "RefindOpenSearchAdapter", "openai_configured", "packed"]
 
@@ -133,8 +137,50 @@ class RefindLLMAdapter(RefindAdapter):
     def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
         import refind
 
-        self._agent = refind.LLMAgent()  # type: ignore[attr-defined]
+        # a slow local model: the benchmark may bound what each question costs (REFIND_BENCH_LLM_*)
+        options: dict[str, Any] = {}
+        for key, env, kind in (
+            ("max_actions", "REFIND_BENCH_LLM_MAX_ACTIONS", int),
+            ("observation_tokens", "REFIND_BENCH_LLM_OBSERVATION_TOKENS", int),
+            ("timeout", "REFIND_BENCH_LLM_TIMEOUT", float),
+            ("max_retries", "REFIND_BENCH_LLM_MAX_RETRIES", int),
+        ):
+            if os.environ.get(env):
+                options[key] = kind(os.environ[env])
+        self._agent = refind.LLMAgent(**options)  # type: ignore[attr-defined]
+        self.info = {
+            "model": self._agent.model,
+            "heuristic_first": self._agent.heuristic_first,
+            "max_actions": self._agent.max_actions,
+            "observation_tokens": self._agent.observation_tokens,
+        }
         return super().init(sessions, config)
+
+    def row_extra(self, question: Question, state: _State) -> dict[str, Any]:
+        """The model calls of the question's search: how many, how many replies held a usable tool call
+        (native or written as text), their tokens, and whether the plan fell back."""
+        result = state.last[1] if state.last is not None and state.last[0] == question.id else None
+        trace = list(result.trace) if result is not None else []
+        calls = [t for t in trace if t.action == "llm"]
+        prompt = completion = 0
+        for t in calls:
+            m = _USAGE.search(t.note or "")
+            if m:
+                prompt += int(m.group(1))
+                completion += int(m.group(2))
+        # a request that failed (an HTTP 500 on a reply the server could not parse, a timeout) is a reply
+        # without a usable call too: each retry, and the last attempt when the plan fell back on it
+        failed = sum(1 for t in trace if t.action == "retry") + sum(
+            1 for t in trace if t.action == "fallback" and "model call failed" in (t.note or "")
+        )
+        return {
+            "llm_calls": len(calls) + failed,
+            "llm_failed": failed,
+            "llm_usable": sum(1 for t in calls if not _NO_CALL.search(t.note or "")),
+            "llm_prompt_tokens": prompt,
+            "llm_completion_tokens": completion,
+            "llm_fallback": any(t.action == "fallback" for t in trace),
+        }
 
     def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
         return state.memory.search(

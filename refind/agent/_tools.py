@@ -231,11 +231,18 @@ class ToolDispatcher:
 
     @classmethod
     def for_session(
-        cls, session: SearchSession, *, observation_tokens: int = 1500, label: str = "tool"
+        cls,
+        session: SearchSession,
+        *,
+        observation_tokens: int = 1500,
+        label: str = "tool",
+        weight: float = 1.0,
     ) -> ToolDispatcher:
-        """A dispatcher over an existing session (the session's read-set and evidence are shared)."""
+        """A dispatcher over an existing session (the session's read-set and evidence are shared).
+        ``weight`` is how much its searches count in the session's fused ranking."""
         self = cls.__new__(cls)
         self._init(session, observation_tokens, label)
+        self.weight = weight
         return self
 
     def _init(self, session: SearchSession, observation_tokens: int, label: str) -> None:
@@ -244,6 +251,7 @@ class ToolDispatcher:
         self.session = session
         self.observation_tokens = observation_tokens
         self.label = label
+        self.weight = 1.0
         self._shown: set[str] = set()  # turn ids already put in front of the model
         self._aliases: dict[str, str] = {}  # every block id shown -> one of its turn ids
 
@@ -279,6 +287,12 @@ class ToolDispatcher:
             messages.append({"role": "tool", "tool_call_id": call_id, "content": self.call(name, arguments)})
         return messages
 
+    def show(self, blocks: Sequence[Evidence], where: str) -> str:
+        """An observation of ``blocks`` (already found, e.g. by an earlier plan) in the form a search's
+        takes, their ids usable in ``note``; ``where`` names what found them."""
+        self._aliases.update((b.id, b.turns[0].id) for b in blocks if b.turns)
+        return self._observation(where, None, None, blocks, described=True)
+
     @property
     def shown(self) -> set[str]:
         """Ids of the turns observations have put in front of the model (whole or as a passage)."""
@@ -303,7 +317,7 @@ class ToolDispatcher:
             raise _BadCall(f"date_from {day_from} is after date_to {day_to}; date_from must come first")
         ms_from = to_epoch_ms(day_from) if day_from is not None else None
         ms_to = to_epoch_ms(day_to) + _DAY_MS - 1 if day_to is not None else None
-        new = self.session.search(keywords, ms_from, ms_to, note=self.label)
+        new = self.session.search(keywords, ms_from, ms_to, note=self.label, weight=self.weight)
         # a block's id changes when a later round extends it; the ids the model saw must still work
         self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
         return ToolOutcome(
@@ -311,12 +325,18 @@ class ToolDispatcher:
         )
 
     def _observation(
-        self, keywords: str, ms_from: int | None, ms_to: int | None, new: Sequence[Evidence]
+        self,
+        keywords: str,
+        ms_from: int | None,
+        ms_to: int | None,
+        new: Sequence[Evidence],
+        *,
+        described: bool = False,
     ) -> str:
         """The new blocks packed for ``observation_tokens`` (hits first, long turns cut around the matched
         words), each block's parts under its ``[id ...]`` line, then the ids of blocks left out. Turns shown
         by earlier observations are not repeated when a block grows."""
-        where = f"search {_clip(keywords)!r}"
+        where = keywords if described else f"search {_clip(keywords)!r}"
         if ms_from is not None or ms_to is not None:
             lo = format_date(ms_from, "day") if ms_from is not None else "the start"
             hi = format_date(ms_to, "day") if ms_to is not None else "now"

@@ -92,9 +92,16 @@ class HeuristicAgent:
         return rounds
 
     def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
+        session.finish(self.run_rounds(session, question, options=options))
+
+    def run_rounds(
+        self, session: SearchSession, question: str, *, options: Sequence[str] | None = None
+    ) -> str:
+        """The plan's rounds on ``session`` without finishing it (an agent that goes on after them, such as
+        :class:`~refind.LLMAgent`, starts here); returns why the plan stopped."""
         rounds = self.plan(session, question, options)
         if not rounds:
-            return session.finish("no keywords and no time cue")
+            return "no keywords and no time cue"
         reason = "plan done" if len(rounds) <= self.max_rounds else "budget spent"
         for i, r in enumerate(rounds[: self.max_rounds]):
             if r.keywords is None:
@@ -110,7 +117,7 @@ class HeuristicAgent:
             extra = feedback_terms(session, words, self.feedback_terms)
             if extra:
                 session.search(" ".join([*words[:_MAX_WORDS], *extra]), note="feedback", weight=0.5)
-        session.finish(reason)
+        return reason
 
 
 def feedback_terms(session: SearchSession, words: Sequence[str], n: int, hits: int = 3) -> list[str]:

@@ -44,6 +44,7 @@ from typing import Any
 from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
+from refind.agent.textcalls import check_dates, text_tool_calls
 from refind.errors import InvalidInput, LLMUnavailable
 from refind.evidence import pack
 from refind.models import Evidence, RoundTrace
@@ -55,6 +56,7 @@ __all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
+HEURISTIC_FIRST_OBSERVATION_TOKENS = 600
 
 SYSTEM_PROMPT = """\
 You are a research assistant searching one person's chat history. Your job is to collect the messages \
@@ -73,6 +75,14 @@ conversation; a fact mentioned later may refer to an earlier event, so keep an u
 {today}"""
 
 _USER_TEMPLATE = "Question: {question}"
+
+_SEEDED = """
+
+Searches already run for you: {searched}.
+{seen}
+
+Search again with other words (or a date range) if something is missing, note the ids of the blocks \
+that help, and call finish when the evidence is enough."""
 
 
 def _today_line(now: int | None) -> str:
@@ -106,6 +116,12 @@ class LLMAgent:
     back to ``fallback`` (default :class:`~refind.HeuristicAgent`); ``conversation_tokens`` the most tokens
     one request may send; ``unseen_tokens`` the evidence the model was not shown that may still be handed
     on when it noted nothing.
+
+    ``heuristic_first`` (default True, ``REFIND_LLM_HEURISTIC_FIRST``): the heuristic agent's rounds run
+    first, the model's first request shows what they found, and the model adds rounds (counted
+    ``model_weight``, default 0, in the session ranking) and decides when to stop; all evidence is kept, so
+    it holds every turn the heuristic agent returns. ``observation_tokens`` then defaults to 600 (else
+    1500). ``reply_tokens`` bounds each reply (``max_tokens`` of the request).
     """
 
     name = "llm"
@@ -120,12 +136,15 @@ class LLMAgent:
         max_actions: int = 4,
         timeout: float = 30.0,
         max_retries: int = 3,
-        observation_tokens: int = 1500,
+        observation_tokens: int | None = None,
         fallback: Agent | None = None,
         retry_wait: tuple[float, float] = (0.5, 8.0),
         max_corrections: int = 2,
         conversation_tokens: int | None = None,
         unseen_tokens: int = 500,
+        heuristic_first: bool | None = None,
+        model_weight: float = 0.0,
+        reply_tokens: int = 400,
     ) -> None:
         if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
             raise InvalidInput("max_actions: expected an integer of at least 1")
@@ -133,6 +152,17 @@ class LLMAgent:
             raise InvalidInput("max_retries: expected a non-negative integer")
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise InvalidInput("timeout: expected a positive number of seconds")
+        if heuristic_first is None:
+            heuristic_first = os.environ.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in {
+                "0",
+                "false",
+                "no",
+                "off",
+            }
+        if observation_tokens is None:
+            # heuristic first, the model's first request already shows what the heuristic rounds found:
+            # smaller observations keep three calls within the planner's measured budget
+            observation_tokens = HEURISTIC_FIRST_OBSERVATION_TOKENS if heuristic_first else 1500
         if not isinstance(observation_tokens, int) or observation_tokens < 50:
             raise InvalidInput("observation_tokens: expected an integer of at least 50")
         if len(retry_wait) != 2 or not all(isinstance(w, int | float) and w >= 0 for w in retry_wait):
@@ -145,6 +175,10 @@ class LLMAgent:
             raise InvalidInput("conversation_tokens: expected an integer of at least 500")
         if not isinstance(unseen_tokens, int) or isinstance(unseen_tokens, bool) or unseen_tokens < 0:
             raise InvalidInput("unseen_tokens: expected a non-negative integer")
+        if not isinstance(model_weight, int | float) or isinstance(model_weight, bool) or model_weight < 0:
+            raise InvalidInput("model_weight: expected a non-negative number")
+        if not isinstance(reply_tokens, int) or isinstance(reply_tokens, bool) or reply_tokens < 16:
+            raise InvalidInput("reply_tokens: expected an integer of at least 16")
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
         self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
@@ -157,6 +191,9 @@ class LLMAgent:
         self.conversation_tokens = conversation_tokens
         self.unseen_tokens = unseen_tokens
         self.fallback: Agent = fallback or HeuristicAgent()
+        self.heuristic_first = bool(heuristic_first)
+        self.model_weight = float(model_weight)
+        self.reply_tokens = reply_tokens
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
         if client is not None:
@@ -189,6 +226,8 @@ class LLMAgent:
     # ------------------------------------------------------------------ the loop
 
     def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
+        if self.heuristic_first:
+            return self._run_seeded(session, question, options)
         if self._unavailable is not None:
             return self._fall_back(session, question, options, self._unavailable)
         tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
@@ -197,7 +236,64 @@ class LLMAgent:
         except _Fallback as exc:
             self._fall_back(session, question, options, str(exc))
             return
+        if not session.blocks:  # the model's searches found nothing: the heuristic plan may
+            self._fall_back(session, question, options, "the model's searches found no evidence")
+            return
         self._keep_seen(session, tools.shown)
+
+    def _seed_agent(self) -> HeuristicAgent:
+        return self.fallback if isinstance(self.fallback, HeuristicAgent) else HeuristicAgent()
+
+    def _run_seeded(self, session: SearchSession, question: str, options: Sequence[str] | None) -> None:
+        """Heuristic first: the heuristic plan's rounds (milliseconds), then the model sees what they found
+        and may add rounds (weighted ``model_weight`` in the session ranking) or stop. All evidence is
+        kept and fused as the heuristic agent's is; the model's notes are recorded, not used as a filter,
+        so the result holds at least what the heuristic agent returns."""
+        seed = self._seed_agent()
+        seed.run_rounds(session, question, options=options)
+        heuristic_rounds = session.rounds
+        if self._unavailable is not None:
+            return self._stand(session, self._unavailable)
+        tools = ToolDispatcher.for_session(
+            session, observation_tokens=self.observation_tokens, label="llm", weight=self.model_weight
+        )
+        ranked = sorted(
+            session.blocks, key=lambda b: (-session.session_score.get(b.session_id, 0.0), -b.score, b.id)
+        )
+        searched = [t.keywords for t in session.trace if t.action == "search" and t.keywords]
+        seen = tools.show(ranked, "the searches already run")
+        try:
+            self._converse(session, tools, question, options, seeded=(searched, seen))
+        except _Fallback as exc:
+            self._stand(session, str(exc))
+            return
+        if any(b.noted for b in session.blocks):
+            noted = sum(1 for b in session.blocks if b.noted)
+            session.blocks = [b.model_copy(update={"noted": False}) if b.noted else b for b in session.blocks]
+            session.trace.append(
+                RoundTrace(
+                    round=session.rounds,
+                    action="note",
+                    note=f"{noted} noted block(s) kept with the rest: heuristic first keeps all evidence",
+                )
+            )
+        log.debug("LLMAgent: %d heuristic round(s), %d in all", heuristic_rounds, session.rounds)
+
+    def _stand(self, session: SearchSession, cause: str) -> None:
+        """Heuristic first and the model stopped early: the heuristic rounds' evidence stands (traced)."""
+        if cause == self._unavailable:
+            log.debug("LLMAgent keeps the heuristic evidence: %s", cause)
+        else:
+            log.warning("LLMAgent keeps the heuristic evidence: %s", cause)
+        session.trace.append(
+            RoundTrace(
+                round=session.rounds,
+                action="fallback",
+                note=f"{self._seed_agent().name} rounds' evidence stands: {cause}",
+            )
+        )
+        if not session.finished:
+            session.finish("heuristic rounds done; the model added nothing")
 
     def _keep_seen(self, session: SearchSession, shown: set[str]) -> None:
         """The evidence is what the model saw or noted: noted blocks when it noted any; else the turns its
@@ -256,11 +352,20 @@ class LLMAgent:
         return total <= self.conversation_tokens
 
     def _converse(
-        self, session: SearchSession, tools: ToolDispatcher, question: str, options: Sequence[str] | None
+        self,
+        session: SearchSession,
+        tools: ToolDispatcher,
+        question: str,
+        options: Sequence[str] | None,
+        seeded: tuple[list[str], str] | None = None,
     ) -> None:
+        user = _user_message(question, options)
+        if seeded is not None:
+            searched, seen = seeded
+            user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(today=_today_line(session.now))},
-            {"role": "user", "content": _user_message(question, options)},
+            {"role": "user", "content": user},
         ]
         actions = 0
         in_row = total = 0
@@ -268,10 +373,13 @@ class LLMAgent:
             if not self._fit(messages):
                 session.finish(f"conversation budget spent: {self.conversation_tokens} tokens")
                 return
-            message = self._complete(session, messages)
-            calls = list(message.tool_calls or [])
+            message, calls = self._complete(session, messages)
             if not calls:
-                session.finish("the model replied without a tool call")
+                if seeded is not None:
+                    raise _Fallback("the model replied without a usable tool call")
+                if not session.blocks:
+                    raise _Fallback("the model replied without a usable tool call and nothing was found")
+                session.finish("the model replied without a tool call; the evidence found so far stands")
                 return
             messages.append(_assistant_message(message, calls))
             for call in calls:
@@ -279,6 +387,10 @@ class LLMAgent:
                     break
                 actions += 1
                 call_id, name, arguments = _unpack_call(call)
+                if name == "search":
+                    arguments, fixed = check_dates(arguments, question, session.now)
+                    if fixed is not None:
+                        session.trace.append(RoundTrace(round=session.rounds, action="dates", note=fixed))
                 outcome = tools.execute(name, arguments)
                 if outcome.error is not None:
                     session.trace.append(
@@ -309,8 +421,9 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ one model call, with retries
 
-    def _complete(self, session: SearchSession, messages: list[dict[str, Any]]) -> Any:
-        """One chat completion (retried on transient failures); records an ``llm`` trace entry."""
+    def _complete(self, session: SearchSession, messages: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
+        """One chat completion (retried on transient failures) and its tool calls (native, else written
+        in the text); records an ``llm`` trace entry."""
         from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
         openai = self._openai
@@ -342,6 +455,7 @@ class LLMAgent:
                 tools=TOOLS,
                 tool_choice="auto",
                 temperature=0,
+                max_tokens=self.reply_tokens,
                 timeout=self.timeout,
             )
             message = _first_message(response)
@@ -365,6 +479,11 @@ class LLMAgent:
             raise _Fallback(f"unusable model response: {exc}") from exc
         ms = round((time.perf_counter() - t0) * 1000, 3)
         prompt, completion, source = _usage(response, messages, message)
+        calls: list[Any] = list(message.tool_calls or [])
+        how = ""
+        if not calls:
+            calls = [c.as_dict() for c in text_tool_calls(getattr(message, "content", None))]
+            how = " written as text" if calls else ""
         session.trace.append(
             RoundTrace(
                 round=session.rounds,
@@ -372,10 +491,10 @@ class LLMAgent:
                 tokens=prompt + completion,
                 ms=ms,
                 note=f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
-                f"{len(message.tool_calls or [])} tool call(s)",
+                f"{len(calls)} tool call(s){how}",
             )
         )
-        return message
+        return message, calls
 
     def _retryable(self, exc: BaseException) -> bool:
         openai = self._openai
@@ -452,7 +571,9 @@ def _assistant_message(message: Any, calls: Sequence[Any]) -> dict[str, Any]:
         tool_calls.append(
             {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments or ""}}
         )
-    return {"role": "assistant", "content": message.content, "tool_calls": tool_calls}
+    # calls parsed from the text replace it: the text would repeat them to a server that renders both
+    native = bool(getattr(message, "tool_calls", None))
+    return {"role": "assistant", "content": message.content if native else None, "tool_calls": tool_calls}
 
 
 def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple[int, int, str]:

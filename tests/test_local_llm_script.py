@@ -1,0 +1,52 @@
+"""scripts/local-llm without building anything: status, url and stop on an empty cache, and the one-line
+error when the build tools are missing (tests/test_local_llm.py runs the real server)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "local-llm"
+
+
+def run(tmp_path: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REFIND_LLM_CACHE": str(tmp_path / "cache"), "PYTHON": sys.executable}
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def test_status_url_stop_on_an_empty_cache(tmp_path: Path) -> None:
+    status = run(tmp_path, "status")
+    assert status.returncode == 0
+    assert status.stdout.splitlines() == [
+        "llama-server 11434.0.0: not built",
+        "model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf: not installed",
+        "server: not running",
+    ]
+    url = run(tmp_path, "url")
+    assert url.returncode == 1 and url.stdout == "" and url.stderr == "local-llm: not running\n"
+    stop = run(tmp_path, "stop")
+    assert stop.returncode == 0 and stop.stderr == "local-llm: not running\n"
+
+
+def test_missing_build_tools_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    for tool in ("bash", "dirname"):  # what the wrapper itself needs; no cmake, no compiler
+        (empty / tool).symlink_to(f"/usr/bin/{tool}" if Path(f"/usr/bin/{tool}").exists() else f"/bin/{tool}")
+    proc = run(tmp_path, "install", path=str(empty))
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0
+    assert "cmake not found" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "cache" / "models").exists()
+
+
+def test_the_chat_template_is_in_the_repository() -> None:
+    template = (ROOT / "scripts" / "local-llm-qwen2.5.jinja").read_text()
+    assert "<tool_call>" not in template and "only one json object" in template
