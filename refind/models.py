@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dateutil import parser as _dateparser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -19,6 +19,7 @@ __all__ = [
     "Message",
     "RoundTrace",
     "SessionLog",
+    "Shape",
     "StoreStats",
     "parse_messages",
     "TIME_FORMS",
@@ -396,6 +397,11 @@ class Evidence(BaseModel):
     @property
     def matched_ids(self) -> list[str]:
         return [t.id for t in self.turns if t.matched]
+
+
+Shape = Literal["lookup", "breadth", "period"]
+"""A question's shape (DESIGN §9): one fact (``lookup``), many places (``breadth``: ordering, summaries,
+counts, "all", "so far"), or a period with no topic words of its own (``period``)."""
 
 
 class RoundTrace(BaseModel):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
 from refind.evidence import by_relevance, pack, render, render_block
-from refind.models import Evidence, RoundTrace
+from refind.models import Evidence, RoundTrace, Shape
 from refind.tokens import count_tokens
 
 __all__ = ["SearchResult"]
@@ -33,6 +33,9 @@ class SearchResult(BaseModel):
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
     hit_tokens: int | None = 1000
+    shape: Shape = "lookup"
+    """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
+    shorter; ``period`` browses the period's sessions (refind.agent.shape)."""
 
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Literal
 
 from refind.evidence import order_evidence, pack, rendered_tokens
-from refind.models import Evidence, Hit, RoundTrace, Turn
+from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.store.base import Filters, Reader
@@ -112,6 +112,15 @@ class SearchSession:
         self.session_score: dict[str, float] = {}
         self.rankings: list[list[str]] = []  # every session order credited, in round order
         self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
+        self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.agent.shape)
+        self.shape_reason: str | None = None
+
+    def set_shape(self, shape: Shape, reason: str | None = None) -> None:
+        """Record the question's shape (``lookup``, ``breadth``, ``period``) the agent plans by; the result
+        and its trace say it."""
+        self.shape = shape
+        self.shape_reason = reason
+        self.trace.append(RoundTrace(round=self.rounds, action="shape", note=f"{shape}: {reason}" if reason else shape))
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -209,6 +218,51 @@ class SearchSession:
             self.context_tokens,
         )
         self._credit((h.session_id for h in hits), 0.5)
+        new = self._absorb(found)
+        self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
+        return new
+
+    def browse_sessions(
+        self,
+        date_from: int | None,
+        date_to: int | None,
+        *,
+        k: int | None = None,
+        opening: int = 2,
+        note: str | None = None,
+    ) -> list[Evidence]:
+        """Scroll a period session by session: up to ``k`` (``top_k``) of the period's sessions, newest first,
+        each shown by its opening ``opening`` messages inside the period (where a conversation says what it is
+        about) with their windows. Sessions already in the evidence are skipped."""
+        t0 = time.perf_counter()
+        round_no = self.rounds + 1
+        k = k or self.top_k
+        taken = {b.session_id for b in self.blocks}
+        sessions: list[str] = []
+        for _ in range(k):
+            filters = Filters(time_from=date_from, time_to=date_to, exclude_sessions=sorted(taken) or None)
+            newest = self.store.browse(self.user_id, 1, filters)
+            if not newest:
+                break
+            sessions.append(newest[0].session_id)
+            taken.add(newest[0].session_id)
+        hits: list[Hit] = []
+        for sid in sessions:
+            inside = Filters(time_from=date_from, time_to=date_to, session_ids=[sid])
+            hits.extend(self.store.browse(self.user_id, opening, inside, newest_first=False))
+        rank = {sid: i for i, sid in enumerate(sessions)}
+        scored = [(h, 1.0 / (self.fusion.k0 + rank[h.session_id] + 1)) for h in hits]
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            scored,
+            self.window,
+            {h.id for h in hits},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+        )
+        self._credit(sessions, 0.5)
         new = self._absorb(found)
         self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
         return new
@@ -349,6 +403,8 @@ class SearchSession:
             )
             for b in chosen
         ]
+        if self.shape == "breadth":
+            blocks = drop_near_duplicates(blocks)
         if max_tokens is not None:
             blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
         return SearchResult(
@@ -360,7 +416,26 @@ class SearchSession:
             trace=list(self.trace),
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
+            shape=self.shape,
         )
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def drop_near_duplicates(blocks: list[Evidence], threshold: float = 0.8) -> list[Evidence]:
+    """``blocks`` without those whose hit turns say what a more relevant kept block's hit turns already say
+    (word-set Jaccard similarity at least ``threshold``): a breadth question wants many different places."""
+    kept: list[tuple[Evidence, frozenset[str]]] = []
+    for block in sorted(blocks, key=lambda b: -b.score):
+        words = frozenset(
+            w for t in block.turns if t.matched for w in _WORDS.findall(t.content.lower()[:20_000])
+        )
+        if words and any(len(words & w) / len(words | w) >= threshold for _, w in kept if w):
+            continue
+        kept.append((block, words))
+    ids = {b.id for b, _ in kept}
+    return [b for b in blocks if b.id in ids]
 
 
 def _recency_factors(dates: dict[str, int], boost: float) -> dict[str, float]:
