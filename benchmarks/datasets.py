@@ -102,7 +102,8 @@ class Session:
 class Question:
     """A question and its gold. ``haystack`` names the sessions it is asked of; ``now`` is the question's
     date in epoch ms when the dataset gives one; ``gold_turns`` is None when the dataset has no turn gold
-    for it. Abstention questions have no gold at all."""
+    for it. Abstention questions have no gold at all. ``bucket`` is a part of the dataset the scorecard also
+    reports apart (BEAM: the conversation's size bucket; time-only: the source dataset), None elsewhere."""
 
     id: str
     type: str
@@ -114,6 +115,7 @@ class Question:
     now_text: str | None = None
     abstention: bool = False
     answer: str | None = None
+    bucket: str | None = None
 
     @property
     def stratum(self) -> str:
@@ -508,10 +510,26 @@ def load_longmemeval(path: str | Path) -> Dataset:
     )
 
 
+def load_beam(path: str | Path) -> Dataset:
+    """BEAM in its own layout (:mod:`benchmarks.beam`)."""
+    from benchmarks.beam import load_beam as load
+
+    return load(path)
+
+
+def load_time_only(path: str | Path) -> Dataset:
+    """The time-only question set (:mod:`benchmarks.time_only`)."""
+    from benchmarks.time_only import load_time_only as load
+
+    return load(path)
+
+
 DATASETS: dict[str, Callable[[str | Path], Dataset]] = {
     "coding-life": load_coding_life,
     "locomo": load_locomo,
     "longmemeval": load_longmemeval,
+    "beam": load_beam,
+    "time-only": load_time_only,
 }
 
 

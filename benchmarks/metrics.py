@@ -24,6 +24,9 @@
   it fits with those already taken and skipped when it does not, the walk going on (first fit;
   :mod:`benchmarks.packing`). ``packed tokens @ B`` are the tokens of that text (never above B for the
   first-fit packer; ``packed_over_budget`` counts the budgets an adapter's own packer overran).
+- ``packed all @ B`` (``packed_all_at_budget``): 1 when every gold turn is in that packed evidence, else 0.
+- ``turn hit`` (``turn_hit``): 1 when any gold turn is among the turns of the ranked items (all of them, no
+  budget), else 0; ``nonempty``: 1 when the adapter returned any item.
 - Latency percentiles interpolate linearly between closest ranks (numpy's default method).
 """
 
@@ -49,6 +52,7 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "score_question",
+    "packed_all",
     "packed_turn_recall",
     "top_gold_rank",
     "turn_recall_at_budget",
@@ -155,6 +159,14 @@ def packed_turn_recall(delivered: Collection[str], gold_turns: Collection[str]) 
     return len(gold.intersection(delivered)) / len(gold)
 
 
+def packed_all(delivered: Collection[str], gold_turns: Collection[str]) -> float:
+    """1.0 when every one of ``gold_turns`` is among the ``delivered`` turns, else 0.0."""
+    gold = set(gold_turns)
+    if not gold:
+        raise ValueError("turn recall needs at least one gold turn")
+    return 1.0 if gold <= set(delivered) else 0.0
+
+
 def percentile(values: Sequence[float], p: float) -> float | None:
     """The ``p``-th percentile (0-100) with linear interpolation; None for no values."""
     if not values:
@@ -215,11 +227,18 @@ def score_question(
         if gold_turns
         else None
     )
+    row["nonempty"] = 1.0 if item_sessions else 0.0
+    row["turn_hit"] = None
+    if gold_turns:
+        returned = {t for turns in item_turns if turns for t in turns}
+        row["turn_hit"] = 1.0 if returned.intersection(gold_turns) else 0.0
     row["packed_turn_recall_at_budget"] = row["packed_tokens_at_budget"] = None
+    row["packed_all_at_budget"] = None
     if gold_turns and packed_turns is not None:
         row["packed_turn_recall_at_budget"] = {
             str(b): packed_turn_recall(packed_turns[b], gold_turns) for b in budgets
         }
+        row["packed_all_at_budget"] = {str(b): packed_all(packed_turns[b], gold_turns) for b in budgets}
         if packed_tokens is not None:
             row["packed_tokens_at_budget"] = {str(b): packed_tokens[b] for b in budgets}
     return row
@@ -267,6 +286,9 @@ def _group_stats(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
         "evidence_tokens_mean": mean(r["evidence_tokens"] for r in rows),
         "turn_recall_at_budget": _budget_means(rows, "turn_recall_at_budget", budgets),
         "packed_turn_recall_at_budget": _budget_means(rows, "packed_turn_recall_at_budget", budgets),
+        "packed_all_at_budget": _budget_means(rows, "packed_all_at_budget", budgets),
+        "nonempty_rate": mean(r.get("nonempty") for r in rows),
+        "turn_hit_rate": mean(r.get("turn_hit") for r in rows),
         "packed_tokens_at_budget": _budget_means(rows, "packed_tokens_at_budget", budgets),
         "packed_over_budget": (
             sum(1 for t in packed_tokens for b in budgets if t[str(b)] > b) if packed_tokens else None
@@ -277,7 +299,8 @@ def _group_stats(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
 
 def aggregate(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int] = BUDGETS) -> dict[str, Any]:
     """Summary of one adapter's rows: metrics over answerable questions (latency percentiles over every
-    query, abstention included), ``by_type`` over answerable questions, and ``abstention`` separately."""
+    query, abstention included), ``by_type`` over answerable questions (and ``by_bucket`` when the rows
+    carry a ``bucket``), and ``abstention`` separately."""
     answerable = [r for r in rows if not r["abstention"]]
     abstention = [r for r in rows if r["abstention"]]
     out = _group_stats(answerable, budgets)
@@ -289,6 +312,12 @@ def aggregate(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int] = BUDGET
     for r in answerable:
         types.setdefault(r["type"], []).append(r)
     out["by_type"] = {t: _group_stats(group, budgets) for t, group in types.items()}
+    buckets: dict[str, list[Mapping[str, Any]]] = {}
+    for r in answerable:
+        if r.get("bucket") is not None:
+            buckets.setdefault(r["bucket"], []).append(r)
+    if buckets:  # only datasets whose questions have a bucket (BEAM, time-only)
+        out["by_bucket"] = {b: _group_stats(group, budgets) for b, group in buckets.items()}
     out["abstention"] = (
         {
             "n": len(abstention),

@@ -30,7 +30,7 @@ _TURN_METRICS = (("turn_recall_at_budget", "turns"), ("packed_turn_recall_at_bud
 
 
 def _turn_head(budgets: list[int]) -> list[str]:
-    return [f"{label}@{b}" for _, label in _TURN_METRICS for b in budgets]
+    return [f"{label}@{b}" for _, label in _TURN_METRICS for b in budgets] + [f"all@{max(budgets)}"]
 
 
 def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
@@ -38,7 +38,44 @@ def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
     for key, _ in _TURN_METRICS:
         t = stats.get(key)
         cells += [_f(t.get(str(b)) if t else None) for b in budgets]
-    return cells
+    every = stats.get("packed_all_at_budget")  # share of questions whose gold turns all fit the largest B
+    return cells + [_f(every.get(str(max(budgets))) if every else None)]
+
+
+def _grouped(
+    adapters: dict[str, Any], key: str, what: str, label: Any, budgets: list[int], turn_level: bool
+) -> list[str]:
+    """The per-``what`` table (``key``: ``by_type`` or ``by_bucket``), or nothing when no adapter has one."""
+    groups = _keys(adapters, key)
+    if not groups:
+        return []
+    head = [what, "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
+    if turn_level:
+        head += _turn_head(budgets)
+    rows = []
+    for g in groups:
+        for name, stats in adapters.items():
+            s = (stats.get(key) or {}).get(g)
+            if s is None:
+                continue
+            row = [
+                g,
+                f"`{name}`",
+                _f(s["n"]),
+                *(_f(s[m]) for m, _ in _METRICS),
+                _f(s["evidence_tokens_mean"], 0),
+            ]
+            if turn_level:
+                row += _turns(s, budgets)
+            rows.append(row)
+    return table(head, rows)
+
+
+def _keys(adapters: dict[str, Any], key: str) -> list[str]:
+    keys: list[str] = []
+    for stats in adapters.values():
+        keys += [k for k in stats.get(key) or {} if k not in keys]
+    return keys
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], left: int = 2) -> list[str]:
@@ -134,30 +171,29 @@ def scorecard(summary: dict[str, Any]) -> str:
         ]
         out += table(head, rows)
 
-    types: list[str] = []
-    for stats in adapters.values():
-        types += [t for t in stats["by_type"] if t not in types]
-    if types:
-        head = ["type", "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
-        if turn_level:
-            head += _turn_head(budgets)
+    by_type = _grouped(adapters, "by_type", "type", label, budgets, bool(turn_level))
+    if by_type:
+        out += ["", "## By type", "", *by_type]
+    by_bucket = _grouped(adapters, "by_bucket", "bucket", label, budgets, bool(turn_level))
+    if by_bucket:
+        out += ["", "## By bucket", "", *by_bucket]
+    if turn_level and any(s.get("turn_hit_rate") is not None for s in adapters.values()):
+        groups = [("all", None)] + [(b, b) for b in _keys(adapters, "by_bucket")]
         rows = []
-        for t in types:
+        for group, bucket in groups:
             for name, stats in adapters.items():
-                s = stats["by_type"].get(t)
+                s = stats if bucket is None else (stats.get("by_bucket") or {}).get(bucket)
                 if s is None:
                     continue
-                row = [
-                    t,
-                    f"`{name}`",
-                    _f(s["n"]),
-                    *(_f(s[m]) for m, _ in _METRICS),
-                    _f(s["evidence_tokens_mean"], 0),
-                ]
-                if turn_level:
-                    row += _turns(s, budgets)
-                rows.append(row)
-        out += ["", "## By type", "", *table(head, rows)]
+                rows.append(
+                    [group, f"`{name}`", _f(s["n"]), _f(s.get("nonempty_rate")), _f(s.get("turn_hit_rate"))]
+                )
+        out += [
+            "",
+            "## Evidence returned (no budget)",
+            "",
+            *table(["questions", "adapter", "n", "non-empty", "holds a gold turn"], rows),
+        ]
 
     abst = {n: s["abstention"] for n, s in adapters.items() if s.get("abstention")}
     if abst:
@@ -178,6 +214,8 @@ def scorecard(summary: dict[str, Any]) -> str:
         "items that fit whole in the first B tokens (rank order, stopping at the first that does not fit). "
         "packed@B: share of gold turns in the evidence the adapter hands a reader for B tokens (refind: "
         "`Memory.search(..., max_tokens=B)`; the others: their items in rank order, first fit). "
+        "all@B: share of questions whose gold turns are all in that packed evidence. "
+        "Evidence returned: share of questions with any item, and with a gold turn among the items. "
         "Definitions: docs/benchmarks/README.md.",
         "",
     ]

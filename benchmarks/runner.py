@@ -80,6 +80,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _file_name(base: Path, path: Path) -> str:
+    """How ``summary.json`` names a data file: its path under the dataset's folder (BEAM holds many files
+    of one name), else its name."""
+    try:
+        return path.relative_to(base).as_posix() if base.is_dir() else path.name
+    except ValueError:
+        return path.name
+
+
 def _environment() -> dict[str, Any]:
     import refind
 
@@ -112,7 +121,7 @@ def _row(
         "n_gold_turns": None if question.gold_turns is None else len(question.gold_turns),
         **scored,
         "latency_ms": latency_ms,
-    }
+    } | ({} if question.bucket is None else {"bucket": question.bucket})
 
 
 def _pack(
@@ -245,7 +254,10 @@ def summarize(
         "budgets": list(BUDGETS),
         "tokenizer": tokenizer_name(),
         "adapter_settings": adapter_info,
-        "data": {"path": str(dataset.path), "sha256": {f.name: _sha256(f) for f in dataset.files}},
+        "data": {
+            "path": str(dataset.path),
+            "sha256": {_file_name(dataset.path, f): _sha256(f) for f in dataset.files},
+        },
         "environment": _environment(),
         "command": command,
     }
