@@ -51,7 +51,7 @@ from typing import Any
 from benchmarks.datasets import ABSTENTION, Dataset, Question, Session
 from refind import Message
 from refind.errors import InvalidInput
-from refind.io import read_json
+from refind.loaders import read_json
 
 __all__ = ["Conversation", "find_conversations", "load_beam", "parse_anchor", "read_conversation"]
 

@@ -385,6 +385,9 @@ class Evidence(BaseModel):
     rounds: list[int] = Field(default_factory=list)
     noted: bool = False
     terms: list[str] = Field(default_factory=list)
+    standing: bool = False
+    """A standing instruction or preference the person gave (refind.standing), offered beside the evidence
+    in a small reserved share of the budget and rendered under its own header."""
 
     @property
     def first_turn(self) -> int:

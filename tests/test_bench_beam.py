@@ -15,7 +15,7 @@ from benchmarks import runner
 from benchmarks.beam import find_conversations, parse_anchor
 from benchmarks.datasets import load_dataset
 from refind.errors import InvalidInput
-from refind.io import read_json
+from refind.loaders import read_json
 
 FIXTURE = Path(__file__).parent / "fixtures" / "beam"
 TYPES = (

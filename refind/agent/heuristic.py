@@ -46,7 +46,7 @@ class HeuristicAgent:
         feedback_terms: int = 6,
         shapes: bool = True,
         breadth_k: int = 3,
-        breadth_window: int = 1,
+        breadth_window: int = 0,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -120,8 +120,9 @@ class HeuristicAgent:
         rounds = self.plan(session, question, options)
         if not rounds:
             return session.finish("no keywords and no time cue")
-        reason = "plan done" if len(rounds) <= self.max_rounds else "budget spent"
-        for i, r in enumerate(rounds[: self.max_rounds]):
+        budget = self.max_rounds
+        reason = "plan done" if len(rounds) <= budget else "budget spent"
+        for i, r in enumerate(rounds[:budget]):
             if r.keywords is None:
                 new = session.browse_sessions(r.date_from, r.date_to, note=r.label)
             else:
@@ -129,8 +130,8 @@ class HeuristicAgent:
                 if not new and r.date_from is not None:  # the period's words missed: its sessions by recency
                     new = session.browse_sessions(r.date_from, r.date_to, note=f"{r.label} (words missed)")
             # never stop while a time cue is unused: a later round filters by it
-            time_ahead = any(x.date_from is not None for x in rounds[i + 1 : self.max_rounds])
-            if not new and not time_ahead:
+            ahead = rounds[i + 1 : budget]
+            if not new and not any(x.date_from is not None for x in ahead):
                 reason = "a round added nothing"
                 break
         if self.feedback and self.max_rounds > 1:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from refind.models import Shape
 
 __all__ = ["GENERIC_WORDS", "Shape", "ShapeReading", "question_shape"]
@@ -40,11 +41,70 @@ _BREADTH = re.compile(
 )
 
 GENERIC_WORDS = frozenset(
-    """talk talked talking discuss discussed discussing discussion conversation conversations chat chats chatted
-    say said mention mentioned tell told speak spoke happen happened happening go going went do doing done
-    thing things stuff anything something everything work worked topic topics subject subjects remind
-    recall remember bring brought ask asked question questions week weeks month months day days year years
-    time times recently lately""".split()
+    [
+        "talk",
+        "talked",
+        "talking",
+        "discuss",
+        "discussed",
+        "discussing",
+        "discussion",
+        "conversation",
+        "conversations",
+        "chat",
+        "chats",
+        "chatted",
+        "say",
+        "said",
+        "mention",
+        "mentioned",
+        "tell",
+        "told",
+        "speak",
+        "spoke",
+        "happen",
+        "happened",
+        "happening",
+        "go",
+        "going",
+        "went",
+        "do",
+        "doing",
+        "done",
+        "thing",
+        "things",
+        "stuff",
+        "anything",
+        "something",
+        "everything",
+        "work",
+        "worked",
+        "topic",
+        "topics",
+        "subject",
+        "subjects",
+        "remind",
+        "recall",
+        "remember",
+        "bring",
+        "brought",
+        "ask",
+        "asked",
+        "question",
+        "questions",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "day",
+        "days",
+        "year",
+        "years",
+        "time",
+        "times",
+        "recently",
+        "lately",
+    ]
 )
 """Words that say a question is about *a conversation* rather than a topic: with a time cue and nothing
 else, the question is a ``period`` question."""
@@ -58,7 +118,9 @@ class ShapeReading:
     reason: str
 
 
-def question_shape(question: str, keywords: Sequence[str] = (), *, has_time_cue: bool = False) -> ShapeReading:
+def question_shape(
+    question: str, keywords: Sequence[str] = (), *, has_time_cue: bool = False
+) -> ShapeReading:
     """The shape of ``question``. ``keywords`` are its content words (time phrases removed) and
     ``has_time_cue`` says whether it names a period the agent could resolve; a period question is one whose
     keywords are all :data:`GENERIC_WORDS` (or none)."""

@@ -205,6 +205,7 @@ def build_blocks(
                         "rounds": [round_no],
                         "noted": False,
                         "terms": list(terms),
+                        "standing": False,
                     },
                 )
             )

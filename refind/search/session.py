@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Literal
 
-from refind.evidence import order_evidence, pack, rendered_tokens
-from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
+from refind.evidence import order_evidence, pack_for, rendered_tokens
+from refind.models import Evidence, Hit, RoundTrace, Shape, Turn, trusted
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
+from refind.standing import CUE_TERMS, is_standing
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
@@ -82,6 +83,7 @@ class SearchSession:
         window_tokens: int | None = None,
         hit_tokens: int | None = 1000,
         latest_boost: float = 0.0,
+        standing: int = 0,
     ) -> None:
         self.store = store
         self.user_id = user_id
@@ -97,6 +99,7 @@ class SearchSession:
         self.window_tokens = window_tokens
         self.hit_tokens = hit_tokens
         self.latest_boost = latest_boost
+        self.standing = standing  # standing instructions offered beside the evidence (0: none)
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -120,7 +123,9 @@ class SearchSession:
         and its trace say it."""
         self.shape = shape
         self.shape_reason = reason
-        self.trace.append(RoundTrace(round=self.rounds, action="shape", note=f"{shape}: {reason}" if reason else shape))
+        self.trace.append(
+            RoundTrace(round=self.rounds, action="shape", note=f"{shape}: {reason}" if reason else shape)
+        )
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -370,6 +375,56 @@ class SearchSession:
         )
         return new
 
+    def standing_blocks(self, k: int | None = None) -> list[Evidence]:
+        """Up to ``k`` (``standing``) of this person's standing instructions and preferences
+        (:func:`refind.standing.is_standing`) not already in the evidence: those sharing most words with the
+        question first, then the most recent. One query: the person's messages ranked by the rule's cue
+        words (:data:`refind.standing.CUE_TERMS`), the first ``_STANDING_POOL`` of them checked by the rule."""
+        k = self.standing if k is None else k
+        if k <= 0:
+            return []
+        pool = self.store.query(
+            self.user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True
+        )
+        found = [h for h in pool if h.id not in self.read_ids and is_standing(h.role, h.content)]
+        if not found:
+            return []
+        asked = _stems(self.question)
+        ranked = sorted(found, key=lambda h: (-len(asked & _stems(h.content)), -h.timestamp, h.id))[:k]
+        return [
+            trusted(
+                Evidence,
+                {
+                    "id": f"{h.session_id}#{h.turn}-{h.turn}",
+                    "session_id": h.session_id,
+                    "session_date": h.timestamp,
+                    "session_date_text": h.time_text,
+                    "turns": [
+                        trusted(
+                            Turn,
+                            {
+                                "id": h.id,
+                                "turn": h.turn,
+                                "role": h.role,
+                                "content": h.content,
+                                "timestamp": h.timestamp,
+                                "speaker": h.speaker,
+                                "time_text": h.time_text,
+                                "matched": True,
+                                "score": 0.0,
+                            },
+                        )
+                    ],
+                    "score": 0.0,
+                    "rounds": [0],
+                    "noted": False,
+                    "terms": [],
+                    "standing": True,
+                },
+            )
+            for h in ranked
+        ]
+
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state (:func:`asks_current_state`), each session's factor on
         its fused score: up to ``1 + latest_boost`` for the latest session, so that among (nearly)
@@ -405,8 +460,11 @@ class SearchSession:
         ]
         if self.shape == "breadth":
             blocks = drop_near_duplicates(blocks)
+        blocks.extend(self.standing_blocks())
         if max_tokens is not None:
-            blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
+            blocks = pack_for(
+                blocks, max_tokens, self.shape, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
+            )
         return SearchResult(
             question=self.question,
             user_id=self.user_id,
@@ -421,6 +479,77 @@ class SearchSession:
 
 
 _WORDS = re.compile(r"\w+")
+_STANDING_POOL = 200
+_STEM_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "you",
+        "your",
+        "with",
+        "that",
+        "this",
+        "what",
+        "how",
+        "can",
+        "have",
+        "about",
+        "from",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "could",
+        "should",
+        "there",
+        "their",
+        "they",
+        "them",
+        "then",
+        "than",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "into",
+        "also",
+        "just",
+        "like",
+        "want",
+        "need",
+        "make",
+        "sure",
+        "please",
+        "always",
+        "never",
+        "prefer",
+        "rather",
+        "future",
+        "forward",
+        "whenever",
+        "avoid",
+        "remember",
+        "stick",
+    ]
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Crude content stems of ``text`` for topic overlap (lowercase words of 3+ letters, a plural or verb
+    ending cut, common function words and the rule's own cue words dropped): no bridge call per message."""
+    out = set()
+    for w in _WORDS.findall(text.lower()[:8000]):
+        if len(w) < 3 or w in _STEM_STOP or w.isdigit():
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[: -len(suffix)]
+                break
+        out.add(w)
+    return out
 
 
 def drop_near_duplicates(blocks: list[Evidence], threshold: float = 0.8) -> list[Evidence]:
