@@ -219,7 +219,7 @@ def read_conversation(folder: Path, notes: Counter[str]) -> Conversation:
             notes["empty_batches"] += 1
             continue
         messages = tuple(
-            Message(role=role, content=content, id=mid, turn=i, timestamp=ts)
+            Message(role=role, content=content, id=mid, turn=i, timestamp=ts, speaker=None, time_text=None)
             for i, ((mid, role, content), ts) in enumerate(zip(kept, _stamps(day, len(kept)), strict=True))
         )
         sessions.append(

@@ -27,6 +27,10 @@ Three formats, each read from a path (``.json`` or ``.json.gz`` where the format
   abstention questions: no gold, reported separately, excluded from recall. A session id repeated within
   one haystack is kept once (its first occurrence) and counted under ``notes``.
 
+- ``beam``: BEAM in its own layout (:mod:`benchmarks.beam`): one haystack per conversation, one session per
+  batch, turn gold from ``source_chat_ids``, questions bucketed by conversation size.
+- ``time-only``: the time-only and weak-word question set (:mod:`benchmarks.time_only`) over the dev splits.
+
 Nothing here knows particular question or session ids: the same code reads the full benchmarks.
 """
 

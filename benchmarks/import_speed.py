@@ -18,7 +18,8 @@ reused when it exists with the same size and seed), then measures:
 - ``reimport_touched``: after changing only the file's time (read and compared with the import state,
   nothing written).
 
-Results go to ``OUT/import.json``. The export imitates the shape of real ones: a tree per conversation
+Results go to ``OUT/import.json``. With ``--store opensearch://...`` it compares refind's import with the
+cluster's own bulk rate instead (:mod:`benchmarks.import_store`). The export imitates the shape of real ones: a tree per conversation
 with a hidden system root, user and assistant messages with the metadata the app writes, a regenerated
 answer in one conversation of ten, an image part in one user message of twenty.
 """
@@ -274,7 +275,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=3, help="parse runs (the median is reported)")
+    remote = parser.add_argument_group(
+        "a remote store (benchmarks/import_store.py): refind's import against the cluster's helpers.bulk"
+    )
+    remote.add_argument(
+        "--store", help="opensearch://host:port/prefix: compare there instead of the export run"
+    )
+    remote.add_argument(
+        "--messages", type=int, default=20_000, help="messages in the JSONL file (default 20000)"
+    )
+    remote.add_argument("--users", type=int, default=100, help="users in it (default 100)")
+    remote.add_argument("--sessions", type=int, default=10, help="sessions per user (default 10)")
+    remote.add_argument("--pairs", type=int, default=3, help="alternating refind/bulk pairs (default 3)")
     args = parser.parse_args(argv)
+    if args.store:
+        from benchmarks.import_store import run_store
+
+        if not args.store.lower().startswith(("opensearch://", "opensearchs://")):
+            parser.error("--store: an opensearch:// or opensearchs:// location")
+        if min(args.messages, args.users, args.sessions, args.pairs) < 1:
+            parser.error("--messages, --users, --sessions and --pairs must be at least 1")
+        run_store(args.store, args.out, args.messages, args.users, args.sessions, args.pairs, args.seed)
+        return 0
     run(args.mb, args.out, args.seed, args.runs)
     return 0
 

@@ -26,7 +26,8 @@
   first-fit packer; ``packed_over_budget`` counts the budgets an adapter's own packer overran).
 - ``packed all @ B`` (``packed_all_at_budget``): 1 when every gold turn is in that packed evidence, else 0.
 - ``turn hit`` (``turn_hit``): 1 when any gold turn is among the turns of the ranked items (all of them, no
-  budget), else 0; ``nonempty``: 1 when the adapter returned any item.
+  budget), else 0; ``packed hit @ B`` (``packed_hit_at_budget``): the same within the evidence packed for B
+  tokens; ``nonempty``: 1 when the adapter returned any item.
 - Latency percentiles interpolate linearly between closest ranks (numpy's default method).
 """
 
@@ -233,12 +234,15 @@ def score_question(
         returned = {t for turns in item_turns if turns for t in turns}
         row["turn_hit"] = 1.0 if returned.intersection(gold_turns) else 0.0
     row["packed_turn_recall_at_budget"] = row["packed_tokens_at_budget"] = None
-    row["packed_all_at_budget"] = None
+    row["packed_all_at_budget"] = row["packed_hit_at_budget"] = None
     if gold_turns and packed_turns is not None:
         row["packed_turn_recall_at_budget"] = {
             str(b): packed_turn_recall(packed_turns[b], gold_turns) for b in budgets
         }
         row["packed_all_at_budget"] = {str(b): packed_all(packed_turns[b], gold_turns) for b in budgets}
+        row["packed_hit_at_budget"] = {
+            str(b): 1.0 if set(gold_turns).intersection(packed_turns[b]) else 0.0 for b in budgets
+        }
         if packed_tokens is not None:
             row["packed_tokens_at_budget"] = {str(b): packed_tokens[b] for b in budgets}
     return row
@@ -287,6 +291,7 @@ def _group_stats(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
         "turn_recall_at_budget": _budget_means(rows, "turn_recall_at_budget", budgets),
         "packed_turn_recall_at_budget": _budget_means(rows, "packed_turn_recall_at_budget", budgets),
         "packed_all_at_budget": _budget_means(rows, "packed_all_at_budget", budgets),
+        "packed_hit_at_budget": _budget_means(rows, "packed_hit_at_budget", budgets),
         "nonempty_rate": mean(r.get("nonempty") for r in rows),
         "turn_hit_rate": mean(r.get("turn_hit") for r in rows),
         "packed_tokens_at_budget": _budget_means(rows, "packed_tokens_at_budget", budgets),

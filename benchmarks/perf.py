@@ -24,7 +24,8 @@ their figures come from the same window and compare as ratios. Per configuration
 - ``rss_mb``: peak resident set of the process (JVM included).
 
 With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
-per question, many small sessions), loaded into memory first, into an empty index and again.
+per question, many small sessions), loaded into memory first, into an empty index and again; ``index_mb``
+is the index's size on disk after the first import.
 
 ``OUT/perf.json`` holds every configuration and, for the first and last ``--users`` values, the ratios the
 store is held to (search and add of 20 at the larger history over the smaller).
@@ -461,6 +462,7 @@ def measure_dataset(path: Path) -> dict:
     try:
         mem = refind.Memory(tmp / "index")
         fresh, added = _import_rate(mem, logs, "longmemeval fresh")
+        index_mb = _dir_mb(tmp / "index")
         again, added_again = _import_rate(mem, logs, "longmemeval re-import")
         mem.close()
     finally:
@@ -475,8 +477,14 @@ def measure_dataset(path: Path) -> dict:
         "load_s": round(load_s, 2),
         "ingest_fresh_msgs_per_s": fresh,
         "reimport_msgs_per_s": again,
+        "index_mb": index_mb,
         "rss_mb": round(_rss_peak_mb(), 1),
     }
+
+
+def _dir_mb(path: Path) -> float:
+    """The size of the files in ``path`` (an index directory), in MB."""
+    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20, 1)
 
 
 def _child(args: list[str]) -> dict:

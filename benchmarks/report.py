@@ -43,13 +43,21 @@ def _turns(stats: dict[str, Any], budgets: list[int]) -> list[str]:
 
 
 def _grouped(
-    adapters: dict[str, Any], key: str, what: str, label: Any, budgets: list[int], turn_level: bool
+    adapters: dict[str, Any],
+    key: str,
+    what: str,
+    label: Any,
+    budgets: list[int],
+    turn_level: bool,
+    latency: bool = False,
 ) -> list[str]:
-    """The per-``what`` table (``key``: ``by_type`` or ``by_bucket``), or nothing when no adapter has one."""
+    """The per-``what`` table (``key``: ``by_type`` or ``by_bucket``), or nothing when no adapter has one;
+    ``latency`` adds the p50/p95 columns (per bucket: BEAM's sizes differ by 10x)."""
     groups = _keys(adapters, key)
     if not groups:
         return []
-    head = [what, "adapter", "n", *(label(t) for _, t in _METRICS), "evidence tokens"]
+    timing = ["p50 ms", "p95 ms"] if latency else []
+    head = [what, "adapter", "n", *(label(t) for _, t in _METRICS), *timing, "evidence tokens"]
     if turn_level:
         head += _turn_head(budgets)
     rows = []
@@ -63,6 +71,7 @@ def _grouped(
                 f"`{name}`",
                 _f(s["n"]),
                 *(_f(s[m]) for m, _ in _METRICS),
+                *([_f(s["latency_p50_ms"], 1), _f(s["latency_p95_ms"], 1)] if latency else []),
                 _f(s["evidence_tokens_mean"], 0),
             ]
             if turn_level:
@@ -174,26 +183,33 @@ def scorecard(summary: dict[str, Any]) -> str:
     by_type = _grouped(adapters, "by_type", "type", label, budgets, bool(turn_level))
     if by_type:
         out += ["", "## By type", "", *by_type]
-    by_bucket = _grouped(adapters, "by_bucket", "bucket", label, budgets, bool(turn_level))
+    by_bucket = _grouped(adapters, "by_bucket", "bucket", label, budgets, bool(turn_level), latency=True)
     if by_bucket:
         out += ["", "## By bucket", "", *by_bucket]
     if turn_level and any(s.get("turn_hit_rate") is not None for s in adapters.values()):
-        groups = [("all", None)] + [(b, b) for b in _keys(adapters, "by_bucket")]
+        groups = [("all", "", "")]
+        groups += [(t, "by_type", t) for t in _keys(adapters, "by_type")]
+        groups += [(b, "by_bucket", b) for b in _keys(adapters, "by_bucket")]
         rows = []
-        for group, bucket in groups:
+        for group, key, name_ in groups:
             for name, stats in adapters.items():
-                s = stats if bucket is None else (stats.get("by_bucket") or {}).get(bucket)
+                s = stats if not key else (stats.get(key) or {}).get(name_)
                 if s is None:
                     continue
+                hits = s.get("packed_hit_at_budget") or {}
                 rows.append(
                     [group, f"`{name}`", _f(s["n"]), _f(s.get("nonempty_rate")), _f(s.get("turn_hit_rate"))]
+                    + [_f(hits.get(str(b))) for b in budgets]
                 )
-        out += [
-            "",
-            "## Evidence returned (no budget)",
-            "",
-            *table(["questions", "adapter", "n", "non-empty", "holds a gold turn"], rows),
+        head = [
+            "questions",
+            "adapter",
+            "n",
+            "non-empty",
+            "holds a gold turn",
+            *(f"gold@{b}" for b in budgets),
         ]
+        out += ["", "## Evidence that holds a gold turn", "", *table(head, rows)]
 
     abst = {n: s["abstention"] for n, s in adapters.items() if s.get("abstention")}
     if abst:
@@ -215,7 +231,8 @@ def scorecard(summary: dict[str, Any]) -> str:
         "packed@B: share of gold turns in the evidence the adapter hands a reader for B tokens (refind: "
         "`Memory.search(..., max_tokens=B)`; the others: their items in rank order, first fit). "
         "all@B: share of questions whose gold turns are all in that packed evidence. "
-        "Evidence returned: share of questions with any item, and with a gold turn among the items. "
+        "Evidence that holds a gold turn: share of questions with any item (non-empty), with a gold turn among "
+        "all the items, and with one in the evidence packed for B tokens (gold@B). "
         "Definitions: docs/benchmarks/README.md.",
         "",
     ]

@@ -80,13 +80,20 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _file_name(base: Path, path: Path) -> str:
-    """How ``summary.json`` names a data file: its path under the dataset's folder (BEAM holds many files
-    of one name), else its name."""
-    try:
-        return path.relative_to(base).as_posix() if base.is_dir() else path.name
-    except ValueError:
-        return path.name
+def _file_names(files: Sequence[Path]) -> dict[Path, str]:
+    """How ``summary.json`` names each data file: its name, or as many of its last path parts as make it
+    unique among ``files`` (BEAM holds many files of one name: ``100K/1/chat.json``)."""
+    names: dict[Path, str] = {}
+    for f in files:
+        parts = f.parts
+        for n in range(1, len(parts) + 1):
+            tail = parts[-n:]
+            if all(g == f or g.parts[-n:] != tail for g in files):
+                names[f] = "/".join(tail)
+                break
+        else:
+            names[f] = f.as_posix()
+    return names
 
 
 def _environment() -> dict[str, Any]:
@@ -256,7 +263,7 @@ def summarize(
         "adapter_settings": adapter_info,
         "data": {
             "path": str(dataset.path),
-            "sha256": {_file_name(dataset.path, f): _sha256(f) for f in dataset.files},
+            "sha256": {name: _sha256(f) for f, name in _file_names(dataset.files).items()},
         },
         "environment": _environment(),
         "command": command,

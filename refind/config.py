@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Settings", "debug_enabled", "default_data_dir"]
+__all__ = ["Settings", "default_data_dir"]
 
 
 def default_data_dir() -> Path:
@@ -18,12 +18,6 @@ def default_data_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "refind"
-
-
-def debug_enabled() -> bool:
-    """``$REFIND_DEBUG`` is set to anything but empty or ``0``: the CLI re-raises unexpected errors with their
-    traceback and the HTTP service adds an internal error's message to its 500 body. Read here only."""
-    return os.environ.get("REFIND_DEBUG", "") not in {"", "0"}
 
 
 class Settings(BaseModel):
@@ -80,6 +74,13 @@ class Settings(BaseModel):
     window_tokens: int | None = Field(150, ge=0, le=1_000_000)
     hit_tokens: int | None = Field(1000, ge=16, le=1_000_000)
     max_query_chars: int = Field(4000, ge=16, le=1_000_000)
+
+    @staticmethod
+    def debug_enabled() -> bool:
+        """``$REFIND_DEBUG`` is set to anything but empty or ``0``: the CLI re-raises unexpected errors with
+        their traceback and the HTTP service adds an internal error's message to its 500 body (read here
+        only, at each call, so it is never part of a store's settings)."""
+        return os.environ.get("REFIND_DEBUG", "") not in {"", "0"}
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

@@ -204,7 +204,7 @@ def test_harness_end_to_end_on_one_conversation(shared_data: Path, tmp_path: Pat
     summary = json.loads((tmp_path / "summary.json").read_text())
     rows = [json.loads(line) for line in (tmp_path / "scores.ndjson").read_text().splitlines()]
     assert (summary["n_questions"], summary["n_answerable"], summary["n_abstention"]) == (10, 9, 1)
-    assert set(summary["data"]["sha256"]) == {"chat.json", "probing_questions/probing_questions.json"}
+    assert set(summary["data"]["sha256"]) == {"chat.json", "probing_questions.json"}
     assert list(summary["adapters"]) == ["bm25", "refind"]
     for stats in summary["adapters"].values():
         assert set(stats["by_type"]) == set(TYPES) and stats["abstention"]["n"] == 1
@@ -227,4 +227,4 @@ def test_harness_end_to_end_on_one_conversation(shared_data: Path, tmp_path: Pat
             assert r["packed_all_at_budget"][b] == (1.0 if full else 0.0)
     card = (tmp_path / "scorecard.md").read_text()
     assert "## By bucket" in card and "| 100K | `refind` | 9 |" in card
-    assert "packed@4000 | all@4000 |" in card and "## Evidence returned (no budget)" in card
+    assert "packed@4000 | all@4000 |" in card and "## Evidence that holds a gold turn" in card

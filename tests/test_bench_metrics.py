@@ -162,6 +162,42 @@ def test_aggregate_packed_means_and_over_budget() -> None:
     assert out["by_type"]["y"]["packed_over_budget"] == 1 and out["by_type"]["x"]["packed_over_budget"] == 0
 
 
+def test_all_gold_packed_gold_hits_and_buckets_hand_computed() -> None:
+    def row(bucket: str | None, items: list[tuple[str, ...]], packed: dict[int, set[str]]) -> dict:
+        base = m.score_question(
+            ["s1"] * len(items), items, [10] * len(items), ["s1"], ["a", "b"], 5, packed_turns=packed
+        )
+        extra = {} if bucket is None else {"bucket": bucket}
+        return base | {"type": "x", "abstention": False, "latency_ms": 1.0, "status": "ok"} | extra
+
+    both = row("100K", [("a",), ("b",)], {1000: {"a"}, 2000: {"a", "b"}, 4000: {"a", "b", "c"}})
+    assert both["packed_all_at_budget"] == {"1000": 0.0, "2000": 1.0, "4000": 1.0}
+    assert both["packed_hit_at_budget"] == {"1000": 1.0, "2000": 1.0, "4000": 1.0}
+    assert both["turn_hit"] == 1.0 and both["nonempty"] == 1.0
+    none = row("1M", [("c",)], {1000: set(), 2000: {"c"}, 4000: {"c", "b"}})
+    assert none["packed_all_at_budget"] == {"1000": 0.0, "2000": 0.0, "4000": 0.0}
+    assert none["packed_hit_at_budget"] == {"1000": 0.0, "2000": 0.0, "4000": 1.0}
+    assert none["turn_hit"] == 0.0  # no gold turn among the ranked items
+    empty = row("1M", [], {1000: set(), 2000: set(), 4000: set()})
+    assert empty["nonempty"] == 0.0 and empty["turn_hit"] == 0.0
+    assert m.packed_all({"a", "b", "z"}, ["a", "b"]) == 1.0 and m.packed_all({"a"}, ["a", "b"]) == 0.0
+    with pytest.raises(ValueError):
+        m.packed_all({"a"}, [])
+
+    out = m.aggregate([both, none, empty])
+    assert out["packed_all_at_budget"] == pytest.approx({"1000": 0.0, "2000": 1 / 3, "4000": 1 / 3})
+    assert out["packed_hit_at_budget"] == pytest.approx({"1000": 1 / 3, "2000": 1 / 3, "4000": 2 / 3})
+    assert out["nonempty_rate"] == pytest.approx(2 / 3) and out["turn_hit_rate"] == pytest.approx(1 / 3)
+    assert set(out["by_bucket"]) == {"100K", "1M"} and out["by_bucket"]["1M"]["n"] == 2
+    assert out["by_bucket"]["100K"]["packed_all_at_budget"] == {"1000": 0.0, "2000": 1.0, "4000": 1.0}
+    # rows without a bucket (every other dataset) give no by_bucket at all
+    assert "by_bucket" not in m.aggregate([row(None, [("a",)], {1000: set(), 2000: set(), 4000: set()})])
+    # no turn gold: the turn measures are absent, only nonempty is counted
+    session_only = m.score_question(["s1"], [None], [10], ["s1"], None, 5)
+    assert session_only["turn_hit"] is None and session_only["packed_all_at_budget"] is None
+    assert session_only["nonempty"] == 1.0
+
+
 ids = st.sampled_from(list("abcdefghij"))
 
 

@@ -165,3 +165,18 @@ def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as exc:
         entry.main(["run", "--help"])
     assert exc.value.code == 0
+
+
+def test_data_files_are_named_by_their_shortest_unique_path() -> None:
+    files = [
+        Path("/d/beam/100K/1/chat.json"),
+        Path("/d/beam/500K/1/chat.json"),
+        Path("/d/beam/100K/1/probing_questions/probing_questions.json"),
+        Path("/d/locomo10_dev.json"),
+    ]
+    assert list(runner._file_names(files).values()) == [
+        "100K/1/chat.json",
+        "500K/1/chat.json",
+        "probing_questions.json",
+        "locomo10_dev.json",
+    ]

@@ -122,6 +122,35 @@ def test_a_failed_commit_is_not_acknowledged_and_a_retry_writes_once(
         mem.close()
 
 
+def test_a_bulk_import_of_several_slices_commits_each_and_reimports_in_place(location: str) -> None:
+    from refind.models import SessionLog
+
+    def logs(word: str) -> list[SessionLog]:
+        return [
+            SessionLog(
+                user_id=f"u{u}", session_id=f"s{s}",
+                messages=[{"role": "user", "content": f"{word} {u} {s} {i}"} for i in range(60)],
+            )
+            for u in range(10) for s in range(20)
+        ]  # fmt: skip
+
+    mem = refind.Memory(location)
+    try:
+        first = mem.import_sessions(logs("kayak"))  # 12,000 messages: three slices, each sent and committed
+        assert (first.added, first.sessions, mem.count()) == (12_000, 200, 12_000)
+        again = mem.import_sessions(logs("canoe"))  # the same sessions given again: new turns after theirs
+        assert again.added == 12_000 and mem.count() == 24_000
+        turns = mem.store.windows("u3", [("s7", 0, 2**31 - 1)])[0]
+        assert [h.turn for h in turns] == list(range(120))
+        assert turns[0].content == "kayak 3 7 0" and turns[60].content == "canoe 3 7 0"
+        state = mem.store.session_states({"u3": ["s7"]})[("u3", "s7")]
+        assert state.tail is not None and state.tail.turn == 119
+        assert state.text is not None and state.text.endswith("canoe 3 7 59")
+        assert [h.session_id for h in mem.store.query("u9", "canoe 19", 1)] == ["s19"]
+    finally:
+        mem.close()
+
+
 def test_an_unreachable_cluster_is_a_clear_store_error_after_bounded_retries() -> None:
     started = time.monotonic()
     with pytest.raises(

@@ -41,7 +41,7 @@ def test_add_is_durable_across_reopen(tmp_path: Path) -> None:
         assert hits[0].timestamp == T0 and hits[0].role == "user"
         assert m.count("alice") == 2 and m.count() == 2
     meta = (path / "refind.json").read_text()
-    assert '"format": 3' in meta and "porterStem" in meta
+    assert '"format": 4' in meta and "porterStem" in meta
 
 
 def test_add_is_visible_to_the_next_search_without_reopen(mem: refind.Memory) -> None:
@@ -292,7 +292,7 @@ def test_read_only_on_missing_index_and_foreign_directories(tmp_path: Path) -> N
     path = tmp_path / "idx"
     refind.Memory(path).close()
     meta = path / "refind.json"
-    meta.write_text(meta.read_text().replace('"format": 3', '"format": 99'))
+    meta.write_text(meta.read_text().replace('"format": 4', '"format": 99'))
     with pytest.raises(refind.IndexFormatError, match="re-import"):
         refind.Memory(path)
 

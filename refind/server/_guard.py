@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from refind.config import debug_enabled
+from refind.config import Settings
 
 __all__ = ["Guard"]
 
@@ -95,7 +95,7 @@ class Guard:
                 return
             await self.app(scope, replay, tracking_send)
         except Exception as exc:
-            detail = f": {exc}" if debug_enabled() else " (REFIND_DEBUG=1 adds its message)"
+            detail = f": {exc}" if Settings.debug_enabled() else " (REFIND_DEBUG=1 adds its message)"
             log.error(
                 "unexpected %s on %s %s%s\n%s",
                 type(exc).__name__,

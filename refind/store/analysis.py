@@ -1,4 +1,4 @@
-"""The index analyzer in pure Python: the terms Lucene's chain gives (``refind.store.lucene.ANALYZER_NAME``).
+"""The index analyzer in pure Python: the terms Lucene's chain gives (``refind.store.base.ANALYZER_NAME``).
 
 Lucene's chain, in order, and what stands for each step here:
 

@@ -43,9 +43,11 @@ from refind.errors import StoreError
 from refind.models import Hit
 
 __all__ = [
+    "ANALYZER_NAME",
     "MAX_QUERY_TERMS",
     "query_bag",
     "AlreadyApplied",
+    "RequestTaken",
     "WriteRaced",
     "Engine",
     "Expired",
@@ -58,6 +60,10 @@ __all__ = [
     "WriteBatch",
     "Writer",
 ]
+
+ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
+"""The analyzer chain every engine indexes with (Lucene's, OpenSearch's ``refind`` analyzer, and
+:mod:`refind.store.analysis`), recorded in each index's metadata: an index written with another is refused."""
 
 MAX_QUERY_TERMS = 64
 """Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence)."""
@@ -75,6 +81,16 @@ class AlreadyApplied(Exception):
     """Raised by :meth:`Writer.write` of an engine shared by several writing processes (OpenSearch) when
     the batch's request marker was already created, with the same body, by another writer whose write is
     now committed: the write path reports the add as a duplicate and writes nothing."""
+
+
+class RequestTaken(Exception):
+    """Raised by :meth:`Writer.write` of an engine shared by several writing processes (OpenSearch) when
+    the batch's request id already holds another writer's marker with another payload: nothing was written.
+    The write path decides what that means (a :class:`~refind.RequestConflict`)."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(request_id)
+        self.request_id = request_id
 
 
 class WriteRaced(StoreError):
@@ -122,7 +138,11 @@ class SessionDoc:
 
 @dataclass(frozen=True, slots=True)
 class Marker:
-    """The record that a request id was applied (``payload`` holds the digest of its body)."""
+    """The record that a request id was applied. ``payload`` is the write path's, opaque to engines: they
+    store it and hand it back (:meth:`Writer.request_marker`) byte for byte, never reading inside it. The
+    write path makes it a function of the request's body alone (it holds the body's digest), so an engine
+    that claims request ids atomically across processes (OpenSearch) compares payloads as they are: an
+    equal one is the same request, another is :class:`RequestTaken`."""
 
     user_id: str
     request_id: str
@@ -276,6 +296,11 @@ class Engine(Reader, Writer, Protocol):
     location with its credentials left out."""
     shared_writers: bool
     """Whether several processes may open this location and write at once (a remote engine)."""
+    commit_slices: bool
+    """Whether a bulk import commits each slice as it is written, on the import's writer thread while the
+    next slice is resolved: true where a commit is what sends the writes (a remote engine, whose writes
+    are buffered until then), false where writes are indexed as they come and a commit is a flush (Lucene:
+    every 200,000 messages)."""
 
     def close(self) -> None:
         """Release the engine (and any lock it holds). Idempotent. Commits nothing: what was written and not

@@ -26,17 +26,20 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import Expired, Filters, SessionState, WriteBatch
+from refind.store.base import ANALYZER_NAME, Expired, Filters, SessionState, WriteBatch
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
-"""3: hit fields as doc values (a ranking pass reads no stored message); 2: messages and request markers
-record when they were added; 1: the first. Older formats are upgraded in place on a writable open."""
+FORMAT_VERSION = 4
+"""The format of a new index. 4: the analyzed fields without positions (no query reads them); 3: hit fields
+as doc values (a ranking pass reads no stored message); 2: messages and request markers record when they
+were added; 1: the first. Formats 1-2 are upgraded in place to 3 on a writable open; a format-3 index is
+read and written as it is (Lucene keeps a field's positions for the life of an index: importing the data
+into a new directory makes a format-4 one)."""
 _UPGRADABLE = (1, 2)
-ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
+_POSITIONED = (1, 2, 3)  # formats whose analyzed fields hold positions
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
 
@@ -91,6 +94,7 @@ class LuceneStore:
     """
 
     shared_writers = False  # one IndexWriter per directory: a second writer gets IndexLocked
+    commit_slices = False  # writes are indexed as they come; an import commits every 200,000 messages
 
     def __init__(
         self,
@@ -156,7 +160,7 @@ class LuceneStore:
             raise IndexFormatError(
                 f"{meta_path} is unreadable ({exc}); restore it or use a new directory"
             ) from exc
-        readable = (*_UPGRADABLE, FORMAT_VERSION)
+        readable = (*_POSITIONED, FORMAT_VERSION)
         if meta.get("format") not in readable or meta.get("analyzer") != ANALYZER_NAME:
             raise IndexFormatError(
                 f"index at {self.path} has format {meta.get('format')} / analyzer {meta.get('analyzer')!r}; "
@@ -177,8 +181,9 @@ class LuceneStore:
                     f"no refind index at {self.path}; create one by adding messages (refind import ...)"
                 )
             return engine.open(
-                where, self.read_only, float(s.bm25_k1), float(s.bm25_b), float(s.ram_buffer_mb)
-            )
+                where, self.read_only, float(s.bm25_k1), float(s.bm25_b), float(s.ram_buffer_mb),
+                self._format() in _POSITIONED,
+            )  # fmt: skip
         except StoreError:
             raise
         except Exception as exc:
@@ -186,6 +191,14 @@ class LuceneStore:
             if "LockObtainFailed" in cls:
                 raise IndexLocked(self._locked_message()) from None
             raise StoreError(f"cannot open the index at {self.path or 'memory'}: {exc}") from exc
+
+    def _format(self) -> int:
+        """The index's format once opened: what ``refind.json`` records (formats 1-2 become 3 by their
+        upgrade), or :data:`FORMAT_VERSION` for a new index."""
+        fmt = self._meta.get("format") if self._meta is not None else None
+        if fmt in _UPGRADABLE:
+            return 3
+        return fmt if isinstance(fmt, int) else FORMAT_VERSION
 
     def _locked_message(self) -> str:
         assert self.path is not None
@@ -213,16 +226,17 @@ class LuceneStore:
         self._meta = {**self._meta, "upgraded_from": old, "legacy_added_ms": when}
         log.info(
             "upgraded the index at %s from format %s to %s (%d documents, %.1f s)",
-            self.path, old, FORMAT_VERSION, n, time.perf_counter() - started,
+            self.path, old, self._format(), n, time.perf_counter() - started,
         )  # fmt: skip
 
     def _write_meta(self) -> None:
         assert self.path is not None
-        if self._meta is not None and self._meta.get("format") == FORMAT_VERSION:
+        fmt = self._format()
+        if self._meta is not None and self._meta.get("format") == fmt:
             return
         meta: dict[str, Any] = {
             **(self._meta or {}),
-            "format": FORMAT_VERSION,
+            "format": fmt,
             "refind_version": _version(),
             "lucene_version": str(jclass("io.refind.lucene.Engine").luceneVersion()),
             "analyzer": ANALYZER_NAME,

@@ -202,6 +202,7 @@ class ReferenceStore:
 
     location = "reference://"
     shared_writers = False
+    commit_slices = False  # writes are indexed as they come; an import commits every 200,000 messages
 
     def __init__(self, *, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()

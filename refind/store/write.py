@@ -12,7 +12,8 @@
   one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
   lookups of later adds consult overlays of what is written but not yet committed;
 - **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
-  ``_COMMIT_EVERY`` messages and at the end.
+  ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters) and at the end. Slices are bounded by
+  characters too (``_SLICE_CHARS``), so what an import holds in flight does not grow with message length.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from refind.store.base import (
     Engine,
     Marker,
     Record,
+    RequestTaken,
     SessionDoc,
     SessionState,
     WriteBatch,
@@ -44,6 +46,14 @@ __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 SESSION_JOIN = "\n"
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
 _COMMIT_EVERY = 200_000  # messages between commits of an import
+# Long messages: a slice is copied a few times on its way into the engine (records, the batch's JSON, Java's
+# parse of it) and up to four slices are alive at once (one resolved, two queued, one being indexed), and
+# what was written since the last commit is kept for the next slices' lookups. Bounding both by characters
+# keeps an import's memory flat whatever the messages' length (docs/store.md, docs/benchmarks/perf.md).
+_SLICE_CHARS = 4_000_000  # characters of content in one slice
+_COMMIT_CHARS = 32_000_000  # characters of content between commits of an import
+_SENT_SLICE_MESSAGES = 5_000  # slices of an engine that commits each (Engine.commit_slices), sent while
+# the next is resolved
 _RACE_RETRIES = 8  # times an add is resolved again after another writer changed its session (WriteRaced)
 
 
@@ -200,6 +210,13 @@ def body_digest(session_id: str, messages: Sequence[Message], session_ms: int | 
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def _conflict(request_id: str) -> RequestConflict:
+    return RequestConflict(
+        f"request_id {request_id!r} was already used with a different body; "
+        "nothing was written. Use a new request_id for new content"
+    )
+
+
 def _as_hit(r: Record) -> Hit:
     """A written-but-uncommitted record, seen the way the engine would return it."""
     return Hit.model_construct(
@@ -291,6 +308,8 @@ class WritePath:
                     )
                 except AlreadyApplied:  # another process applied this request id meanwhile
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
+                except RequestTaken:  # another process holds this request id with another body
+                    raise _conflict(str(request_id)) from None
             else:
                 gen, added, replaced = duplicate_of, 0, 0
         self._await_commit(
@@ -313,10 +332,7 @@ class WritePath:
         if stored is None:
             return None
         if json.loads(stored).get("digest") != digest:
-            raise RequestConflict(
-                f"request_id {request_id!r} was already used with a different body; "
-                "nothing was written. Use a new request_id for new content"
-            )
+            raise _conflict(request_id)
         return pending[0] if pending is not None else 0
 
     def _state(self, user_id: str, session_id: str) -> SessionState | None:
@@ -373,6 +389,7 @@ class WritePath:
         res, state, existing, text = self._resolved(user_id, session_id, messages, session_ms, session_text)
         marker = None
         if request_id is not None:
+            # a function of the body alone: an engine that claims request ids compares payloads (base.Marker)
             payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
             marker = Marker(user_id, request_id, payload)
         doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
@@ -480,14 +497,16 @@ class WritePath:
         self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
-        ``_COMMIT_EVERY`` messages and at the end. Same semantics as :meth:`add` per session."""
+        ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as
+        :meth:`add` per session."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
             self._commit_now()
             run = _Import(self, total, users, progress)
             try:
-                for chunk in _slices(logs):
+                size = _SENT_SLICE_MESSAGES if self.engine.commit_slices else _SLICE_MESSAGES
+                for chunk in _slices(logs, size):
                     run.slice(chunk)
                 run.finish()
             finally:
@@ -518,12 +537,13 @@ class WritePath:
             return expired.removed
 
 
-def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
-    """The sessions (validated) in slices of about ``_SLICE_MESSAGES`` messages; a session given twice
-    starts a new slice, so a slice holds each session once."""
+def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
+    """The sessions (validated) in slices of about ``size`` messages or ``_SLICE_CHARS`` characters of
+    content, whichever comes first; a session given twice starts a new slice, so a slice holds each session
+    once."""
     chunk: list[tuple[SessionLog, list[Message]]] = []
     keys: set[tuple[str, str]] = set()
-    n = 0
+    n = chars = 0
     for log_ in logs:
         check_id("user_id", log_.user_id)
         check_id("session_id", log_.session_id)
@@ -531,13 +551,14 @@ def _slices(logs: Iterable[SessionLog]) -> Iterator[list[tuple[SessionLog, list[
         key = (log_.user_id, log_.session_id)
         if key in keys:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
         chunk.append((log_, messages))
         keys.add(key)
         n += len(messages)
-        if n >= _SLICE_MESSAGES:
+        chars += sum(len(m.content) for m in messages)
+        if n >= size or chars >= _SLICE_CHARS:
             yield chunk
-            chunk, keys, n = [], set(), 0
+            chunk, keys, n, chars = [], set(), 0, 0
     if chunk:
         yield chunk
 
@@ -561,6 +582,7 @@ class _Import:
         self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
         self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
         self.uncommitted = 0
+        self.uncommitted_chars = 0
         self.writer = _Pipeline(self.engine)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
@@ -636,6 +658,7 @@ class _Import:
             self.total.sessions += 1
             self.users.add(u)
             self.uncommitted += len(res.records)
+            self.uncommitted_chars += sum(len(r.content) for r in res.records)
             if self.progress is not None:
                 self.progress(len(res.records))
         self.writer.put(batch)
@@ -643,7 +666,7 @@ class _Import:
             self._commit(WriteBatch())
             for u, left in moved:
                 self.path._rewrite_sessions(u, left)
-        if self.uncommitted >= _COMMIT_EVERY:
+        if self.uncommitted >= _COMMIT_EVERY or self.uncommitted_chars >= _COMMIT_CHARS:
             self._commit(WriteBatch())
 
     def _commit(self, batch: WriteBatch) -> None:
@@ -654,6 +677,7 @@ class _Import:
         self.sessions.clear()
         self.ids.clear()
         self.uncommitted = 0
+        self.uncommitted_chars = 0
 
     def finish(self) -> None:
         self._commit(WriteBatch())
@@ -661,8 +685,11 @@ class _Import:
 
 class _Pipeline:
     """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
-    is resolved (the engine's Java calls release the GIL). ``drain`` waits until all are written and
-    raises what a write raised."""
+    is resolved (the engine's Java calls release the GIL; a remote engine's requests wait on the network),
+    committing each where the engine asks for it (:attr:`~refind.store.base.Engine.commit_slices`: the
+    overlays of what the import wrote stay until the import's own commit, so lookups stay right whether a
+    slice's commit has landed or not). ``drain`` waits until all are written and raises what a write
+    raised."""
 
     def __init__(self, engine: Engine) -> None:
         import queue
@@ -679,6 +706,8 @@ class _Pipeline:
             try:
                 if batch is not None and self.error is None:
                     self.engine.write(batch)
+                    if self.engine.commit_slices:
+                        self.engine.commit()
             except BaseException as exc:  # handed to the importing thread at its next put or drain
                 self.error = exc
             finally:

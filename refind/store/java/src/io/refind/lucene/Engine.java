@@ -80,12 +80,14 @@ import org.apache.lucene.util.BytesRef;
  * Every method is safe to call from many threads at once: reads acquire a searcher from a SearcherManager;
  * writes and commits share one lock, so a commit never holds half of a write batch.
  *
- * <p>Document layout (format 3): one document per message (kind "m"), per session (kind "s": its whole text
+ * <p>Document layout (format 4): one document per message (kind "m"), per session (kind "s": its whole text
  * for session-level BM25), per session text (kind "t": that text stored, for appends) and per idempotent
  * request (kind "r": its marker). A message's hit fields (id, session, turn, time, role) are doc values, so a
  * ranking pass never decompresses stored messages; the verbatim message is the stored field "raw". Doc
  * values that formats 1-2 lacked have fields of their own ("user_dv", "role_dv", "s_session_dv"): Lucene
- * keeps a field's structure for the life of an index, so an older index can be upgraded in place.
+ * keeps a field's structure for the life of an index, so an older index can be upgraded in place. The
+ * analyzed fields ("contents", "s_contents") hold term frequencies without positions (no query reads them);
+ * an index of format 3 or older holds positions and keeps them, for the same reason.
  */
 public final class Engine implements Closeable {
   private static final String SEP = "\u001f";
@@ -103,10 +105,14 @@ public final class Engine implements Closeable {
   private final BM25Similarity similarity;
   private final boolean readOnly;
   private final Object writeLock = new Object();
-  private final MessageDoc doc = new MessageDoc();
+  private final org.apache.lucene.document.FieldType textType;
+  private final MessageDoc doc;
 
-  private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb) throws IOException {
+  private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb, boolean positions)
+      throws IOException {
     this.readOnly = readOnly;
+    this.textType = textType(positions);
+    this.doc = new MessageDoc(textType);
     this.analyzer = buildAnalyzer();
     this.similarity = new BM25Similarity(k1, b);
     this.directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(Paths.get(path));
@@ -148,10 +154,29 @@ public final class Engine implements Closeable {
     }
   }
 
-  /** Opens (or creates) the index at {@code path}; {@code null} keeps it in memory. */
-  public static Engine open(String path, boolean readOnly, double k1, double b, double ramBufferMb)
+  /**
+   * Opens (or creates) the index at {@code path}; {@code null} keeps it in memory. {@code positions}: index
+   * the analyzed fields with positions, as formats 1-3 did (Lucene refuses to change a field's index options
+   * within an index); a new index has none.
+   */
+  public static Engine open(
+      String path, boolean readOnly, double k1, double b, double ramBufferMb, boolean positions)
       throws IOException {
-    return new Engine(path, readOnly, (float) k1, (float) b, ramBufferMb);
+    return new Engine(path, readOnly, (float) k1, (float) b, ramBufferMb, positions);
+  }
+
+  /**
+   * An analyzed, unstored field: with term frequencies (BM25 needs them, and the length norms, which do not
+   * depend on the index options), with positions only for an index that already has them: no refind query
+   * reads positions, and writing them cost import time and index size (docs/benchmarks/perf.md).
+   */
+  private static org.apache.lucene.document.FieldType textType(boolean positions) {
+    org.apache.lucene.document.FieldType t = new org.apache.lucene.document.FieldType(TextField.TYPE_NOT_STORED);
+    if (!positions) {
+      t.setIndexOptions(org.apache.lucene.index.IndexOptions.DOCS_AND_FREQS);
+    }
+    t.freeze();
+    return t;
   }
 
   /** Whether a Lucene index exists at {@code path}. */
@@ -541,9 +566,17 @@ public final class Engine implements Closeable {
     }
   }
 
-  /** The query matching the messages of {@code wanted} (JSON: user -> [session ids]). */
-  private static Query sessionsOf(JsonNode wanted) {
+  /**
+   * The queries matching the messages of {@code wanted} (JSON: user -> [session ids]): one clause per user
+   * (its user term and a terms query of its sessions), users in chunks so each query stays within Lucene's
+   * clause limit (which counts nested clauses too) however many users an import touches. The chunks hold
+   * disjoint users, so their matches are disjoint.
+   */
+  private static List<Query> sessionsOf(JsonNode wanted) {
+    List<Query> out = new ArrayList<>();
+    int perQuery = Math.max(1, (IndexSearcher.getMaxClauseCount() - 8) / 4);
     BooleanQuery.Builder any = new BooleanQuery.Builder();
+    int inChunk = 0;
     java.util.Iterator<Map.Entry<String, JsonNode>> users = wanted.fields();
     while (users.hasNext()) {
       Map.Entry<String, JsonNode> e = users.next();
@@ -555,8 +588,28 @@ public final class Engine implements Closeable {
       one.add(new TermQuery(new Term("user_id", e.getKey())), Occur.FILTER);
       one.add(termSet("session_id", sids), Occur.FILTER);
       any.add(new ConstantScoreQuery(one.build()), Occur.SHOULD);
+      if (++inChunk == perQuery) {
+        out.add(any.build());
+        any = new BooleanQuery.Builder();
+        inChunk = 0;
+      }
     }
-    return any.build();
+    if (inChunk > 0) {
+      out.add(any.build());
+    }
+    return out;
+  }
+
+  /** Every live document matching any of {@code queries} (disjoint), as global doc ids in index order. */
+  private static List<Integer> allDocs(IndexSearcher searcher, List<Query> queries) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    for (Query q : queries) {
+      out.addAll(allDocs(searcher, q));
+    }
+    if (queries.size() > 1) {
+      java.util.Collections.sort(out);
+    }
+    return out;
   }
 
   /** Every live document matching {@code query}, as global doc ids in index order (no scoring, no limit). */
@@ -983,11 +1036,12 @@ public final class Engine implements Closeable {
     final StringField role = new StringField("role", "", Field.Store.NO);
     final SortedDocValuesField roleDv = new SortedDocValuesField("role_dv", new BytesRef());
     final TermsStream terms = new TermsStream();
-    final Field contents = new Field("contents", terms, TextField.TYPE_NOT_STORED);
+    final Field contents;
     final StoredField raw = new StoredField("raw", "");
     final Document doc = new Document();
 
-    MessageDoc() {
+    MessageDoc(org.apache.lucene.document.FieldType textType) {
+      contents = new Field("contents", terms, textType);
       for (Field f :
           new Field[] {
             key, kind, id, idDv, user, userDv, session, sessionDv, turnPt, turnDv, tsPt, tsDv, addedPt,
@@ -1171,7 +1225,7 @@ public final class Engine implements Closeable {
     } else {
       stream.set(analyzed);
     }
-    d.add(new Field("s_contents", stream, TextField.TYPE_NOT_STORED));
+    d.add(new Field("s_contents", stream, textType));
     Document t = new Document();
     t.add(new StringField("key", textKey, Field.Store.NO));
     t.add(new StringField("kind", "t", Field.Store.NO));

@@ -1,0 +1,141 @@
+"""The ``refind`` group: its options, the exit codes, one-line errors, and the helpers every command
+shares to open the index (``--data`` / ``--store``) and pick an agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+import refind
+from refind.cli._terminal import (
+    _one_line,
+    _setup_logging,
+)
+
+EXIT_ERROR = 1  # a RefindError, or a confirmation declined
+EXIT_USAGE = 2  # click's usage errors
+EXIT_INTERNAL = 3  # anything unexpected (a bug): one line, or the traceback with REFIND_DEBUG=1
+EXIT_INTERRUPTED = 130
+
+_AGENTS = ("heuristic", "llm")
+_AGENT_HELP = (
+    "Who plans the rounds: heuristic (offline) or llm (an OpenAI-compatible model: set REFIND_LLM_API_KEY "
+    "or OPENAI_API_KEY, or REFIND_LLM_BASE_URL)."
+)
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class _Failure(click.ClickException):
+    """A one-line error with a chosen exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance
+
+
+class _Group(click.Group):
+    """Turns every refind error into one line on stderr and a stable exit code; lists the commands in the
+    order a newcomer uses them."""
+
+    order = ("demo", "import", "search", "mcp", "serve", "stats", "delete-user")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        known = [name for name in self.order if name in self.commands]
+        return known + sorted(set(self.commands) - set(known))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except refind.RefindError as exc:
+            if refind.Settings.debug_enabled():
+                raise
+            raise _Failure(_one_line(str(exc))) from None
+        except Exception as exc:
+            if refind.Settings.debug_enabled():
+                raise
+            raise _Failure(
+                f"unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+                "(this is a bug; REFIND_DEBUG=1 shows the traceback)",
+                EXIT_INTERNAL,
+            ) from None
+
+
+# ---------------------------------------------------------------------------------------------- the group
+
+
+@click.group(cls=_Group, context_settings=_CONTEXT)
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="REFIND_DATA",
+    show_envvar=True,
+    help="Index directory. Default: $REFIND_DATA, else $XDG_DATA_HOME/refind or ~/.local/share/refind.",
+)
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    envvar="REFIND_STORE",
+    show_envvar=True,
+    help="Where the messages live, instead of --data: a directory, or opensearch://host:9200/prefix "
+    "(opensearchs:// for TLS; credentials in docs/scale-out.md).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Also show the library's info messages on stderr.")
+@click.version_option(refind.__version__, "--version", prog_name="refind")
+@click.pass_context
+def main(ctx: click.Context, data: Path | None, store: str | None, verbose: bool) -> None:
+    """refind: search an AI agent's raw chat history the way a person searches a chat app.
+
+    Messages are kept verbatim in a local Lucene index; a question runs a few keyword rounds with time
+    filters and context windows, and the evidence comes back grouped by session in time order.
+
+    Start with `refind demo`.
+    """
+    if store is not None and data is not None:
+        if ctx.get_parameter_source("data") is not click.core.ParameterSource.ENVIRONMENT:
+            raise click.UsageError("give --data or --store, not both")
+        data = None  # an explicit --store (or $REFIND_STORE) wins over $REFIND_DATA
+    ctx.obj = data
+    ctx.meta["refind.store"] = store
+    if ctx.invoked_subcommand != "serve":  # the service configures its own logging
+        _setup_logging(verbose)
+
+
+_DATA_HELP = (
+    "Index directory (here or before the command). Default: $REFIND_DATA, else ~/.local/share/refind."
+)
+
+
+def _data_option(command: Any) -> Any:
+    """``--data DIR`` on a subcommand too (``refind serve --data DIR`` as well as ``refind --data DIR
+    serve``); the subcommand's wins when both are given."""
+    return click.option(
+        "--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None, help=_DATA_HELP
+    )(command)
+
+
+def _data_dir(ctx: click.Context, data: Path | None = None) -> Path | None:
+    chosen = data if data is not None else ctx.find_root().obj
+    return Path(chosen).expanduser() if chosen is not None else None
+
+
+def _location(ctx: click.Context, data: Path | None = None) -> str | Path | None:
+    """The subcommand's --data, else the group's --store, else its --data (None: refind's default)."""
+    if data is not None:
+        return Path(data).expanduser()
+    store = ctx.find_root().meta.get("refind.store")
+    return str(store) if store else _data_dir(ctx)
+
+
+def _open(ctx: click.Context, data: Path | None, *, read_only: bool) -> refind.Memory:
+    return refind.Memory(_location(ctx, data), read_only=read_only)
+
+
+def _agent(name: str) -> refind.Agent | None:
+    """None means Memory.search's default (the heuristic agent with the settings' max_rounds)."""
+    return refind.LLMAgent() if name == "llm" else None

@@ -1,0 +1,232 @@
+"""``refind import``: a file or folder of chat history into the index, with progress, ``--watch`` and
+a summary."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+import refind
+from refind.cli._app import (
+    _CONTEXT,
+    EXIT_INTERRUPTED,
+    _data_option,
+    _Failure,
+    _open,
+    main,
+)
+from refind.cli._terminal import (
+    _one_line,
+    _plural,
+    err,
+    out,
+)
+from refind.loaders import DEFAULT_USER, FORMATS
+
+# ---------------------------------------------------------------------------------------------- import
+
+
+@main.command("import", context_settings=_CONTEXT)
+@_data_option
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Format of PATH. Default: detected from its name and first bytes.",
+)
+@click.option(
+    "--user",
+    default=None,
+    help="Import only this user's sessions: a LoCoMo sample_id (conv-26), a LongMemEval question_id, "
+    "or a JSONL user_id.",
+)
+@click.option(
+    "--as-user",
+    default=None,
+    help="Store the imported sessions under this user id instead. A ChatGPT, Claude or Claude Code "
+    f"history is stored as user '{DEFAULT_USER}' unless given.",
+)
+@click.option(
+    "--rescan", is_flag=True, help="Read everything again, ignoring what earlier imports of PATH recorded."
+)
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: import what is new in PATH every --interval seconds (growing session logs are read "
+    "from where the last pass stopped), printing a line for each pass that wrote something. Stop with Ctrl-C.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds between passes of --watch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (one object per pass).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
+def import_cmd(
+    ctx: click.Context,
+    data: Path | None,
+    path: Path,
+    fmt: str | None,
+    user: str | None,
+    as_user: str | None,
+    rescan: bool,
+    watch: bool,
+    interval: float,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Import the chat history at PATH into the index.
+
+    Formats (--format; detected when not given):
+
+    \b
+      chatgpt      a ChatGPT data export: conversations.json, or the export .zip
+      claude       a Claude.ai data export: conversations.json, or the export .zip
+      claude-code  Claude Code session logs: ~/.claude/projects, a project directory or one
+                   <session>.jsonl
+      jsonl        one message per line: {"user_id", "session_id", "role", "content",
+                   "timestamp"?, "id"?}
+      locomo       LoCoMo JSON (one user per conversation)
+      longmemeval  LongMemEval JSON or .json.gz (one user per question's haystack)
+
+    Importing the same PATH again writes only what is new: files that have not changed are not read,
+    growing logs are read from where the last import stopped, and conversations that grew get their new
+    messages appended (the record is import-state.json in the index directory). Records that cannot be
+    read are counted and named in the summary; the rest is imported.
+    """
+    from tqdm import tqdm
+
+    from refind.loaders import detect_format, import_path
+    from refind.loaders import watch as watch_passes
+
+    fmt = fmt or detect_format(path)
+    stop = _StopOnInterrupt()
+    try:
+        mem = _open(ctx, data, read_only=False)
+    except refind.IndexLocked as exc:
+        raise _Failure(
+            f"{_one_line(str(exc)).split(';')[0]}. An import needs the index to itself: stop the server "
+            "(or whatever holds it) and import again, or send the messages through the server's /add"
+        ) from None
+    with mem:
+        bar = tqdm(
+            desc=f"reading {path.name}",
+            unit=" msg",
+            file=sys.stderr,
+            disable=True if quiet or as_json or watch else None,  # None: only on a terminal
+            dynamic_ncols=True,
+        )
+        options: dict[str, Any] = {"user": user, "as_user": as_user, "rescan": rescan, "progress": bar.update}
+        try:
+            if not watch:
+                with stop:
+                    summary = import_path(mem, path, fmt, stop=lambda: stop.interrupted, **options)  # type: ignore[arg-type]
+            else:
+                err.print(f"Watching {path} every {interval:g} s (Ctrl-C stops).", soft_wrap=True)
+                try:
+                    for i, summary in enumerate(watch_passes(mem, path, fmt, interval=interval, **options)):  # type: ignore[arg-type]
+                        if i == 0 or summary.sessions or summary.problems:  # quiet while nothing is new
+                            _print_import(summary, as_json, brief=i > 0, one_line=True)
+                except KeyboardInterrupt:
+                    ctx.exit(0)
+                return
+        finally:
+            bar.close()
+    if user is not None and not summary.users and not summary.interrupted:
+        raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
+    _print_import(summary, as_json)
+    if summary.interrupted:
+        if not as_json:
+            out.print(
+                "Interrupted: every session counted above is saved, the rest of the source is not. Run the "
+                "same import again to add the rest (messages with an id replace themselves)."
+            )
+        ctx.exit(EXIT_INTERRUPTED)
+
+
+class _StopOnInterrupt:
+    """While active, the first Ctrl-C asks the import to stop after the session it is reading (what was
+    read is then saved and summarized); a second Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.interrupted = True
+        signal.signal(signal.SIGINT, self._previous)
+        click.echo("\nrefind: stopping after this session (Ctrl-C again to abort at once)", err=True)
+
+    def __enter__(self) -> _StopOnInterrupt:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        if main and self._previous is not None and signal.getsignal(signal.SIGINT) == self._handle:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line: bool = False) -> None:
+    """One import's summary (a refind.loaders.ImportSummary): a table, one line per later --watch pass, or JSON
+    (one line per pass with --watch)."""
+    if as_json:
+        click.echo(summary.model_dump_json(indent=None if one_line else 2))
+        return
+    if brief:
+        when = datetime.now().strftime("%H:%M:%S")
+        line = f"{when}  {_plural(summary.sessions, 'session')} written, {summary.added} messages added" + (
+            f", {_plural(len(summary.problems), 'unreadable record')}" if summary.problems else ""
+        )
+        out.print(line)
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        return
+    name = Path(summary.path).name or summary.path
+    out.print(Text.assemble(("Imported ", ""), (name, "bold"), f" ({summary.format}) into {summary.index}"))
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 2))
+    table.add_row(
+        "sessions", f"{summary.sessions} written, {summary.unchanged} unchanged since the last import"
+    )
+    table.add_row("messages", f"{summary.added} added, {summary.replaced} replaced")
+    users = summary.users
+    shown = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
+    table.add_row("users", f"{len(users)} ({shown})" if users else "0")
+    if summary.files + summary.files_unchanged > 1 or summary.files_unchanged:
+        table.add_row("files", f"{summary.files} read, {summary.files_unchanged} unchanged")
+    table.add_row("skipped", _skipped_text(summary.skipped))
+    table.add_row("time", f"{summary.seconds:.1f} s")
+    out.print(table)
+    if summary.problems:
+        out.print(Text("Could not read:", style="yellow"))
+        for problem in summary.problems:
+            out.print(f"  {problem}", soft_wrap=True)
+        more = summary.skipped.get("unreadable_lines", 0) + summary.skipped.get("unreadable_conversations", 0)
+        if more > len(summary.problems):
+            out.print(f"  ... and {more - len(summary.problems)} more")
+
+
+def _skipped_text(skipped: dict[str, int]) -> str:
+    if not skipped:
+        return "nothing"
+    return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(skipped.items()))

@@ -1,0 +1,94 @@
+"""``refind search``: one question against one user's history, printed as evidence (or JSON)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from refind.cli._app import (
+    _AGENT_HELP,
+    _AGENTS,
+    _CONTEXT,
+    _agent,
+    _data_option,
+    _open,
+    main,
+)
+from refind.cli._terminal import (
+    _print_evidence,
+    _print_header,
+    _print_trace,
+    err,
+)
+
+# ---------------------------------------------------------------------------------------------- search
+
+
+@main.command(context_settings=_CONTEXT)
+@_data_option
+@click.argument("question")
+@click.option("--user", "-u", required=True, help="Whose history to search (every search is per user).")
+@click.option(
+    "--now",
+    default=None,
+    help="The date the question is asked, for time cues like 'last month' (e.g. 2024-06-20). "
+    "Default: the current time.",
+)
+@click.option("--agent", type=click.Choice(_AGENTS), default="heuristic", show_default=True, help=_AGENT_HELP)
+@click.option("--top-k", type=click.IntRange(1, 1000), default=None, help="Hits per round (default 5).")
+@click.option(
+    "--window", type=click.IntRange(0, 100), default=None, help="Turns shown each side of a hit (default 2)."
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    default=None,
+    help="Pack the evidence into this many tokens: every hit first (cut to its matched passage when "
+    "long), then the turns around the hits, best sessions first.",
+)
+@click.option("--trace", is_flag=True, help="Also show the rounds: keywords, dates, hits, time.")
+@click.option("--json", "as_json", is_flag=True, help="Print the SearchResult as JSON (for scripts).")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    data: Path | None,
+    question: str,
+    user: str,
+    now: str | None,
+    agent: str,
+    top_k: int | None,
+    window: int | None,
+    max_tokens: int | None,
+    trace: bool,
+    as_json: bool,
+) -> None:
+    """Search USER's history for the evidence that answers QUESTION.
+
+    Prints the evidence grouped by session, sessions in time order, with the session dates; the turns a
+    search matched are marked with ▶ (the others are the context window around them). The index is
+    opened read-only.
+    """
+    when: str | datetime = now if now is not None else datetime.now(UTC)
+    planner = _agent(agent)
+    with _open(ctx, data, read_only=True) as mem:
+        result = mem.search(
+            question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens
+        )
+        unknown_user = not result.evidence and mem.count(user) == 0
+        index = str(mem.path)
+    if unknown_user and not as_json:
+        err.print(
+            Text(
+                f"User {user!r} has no messages in {index}; `refind stats` lists the users it has.", "yellow"
+            )
+        )
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    _print_header(result)
+    _print_evidence(result)
+    if trace:
+        _print_trace(result)

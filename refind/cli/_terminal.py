@@ -1,0 +1,164 @@
+"""Terminal output, the one room that owns rich: the consoles, library log lines on stderr, and how a
+search result (header, evidence blocks, trace) is drawn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+import refind
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class _EchoHandler(logging.Handler):
+    """Library warnings as ``refind: warning: ...`` lines on the current stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"refind: {record.levelname.lower()}: {record.getMessage()}", err=True)
+
+
+def _setup_logging(verbose: bool) -> None:
+    logger = logging.getLogger("refind")
+    for handler in [h for h in logger.handlers if isinstance(h, _EchoHandler)]:
+        logger.removeHandler(handler)
+    logger.addHandler(_EchoHandler())
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+
+
+def _print_header(result: refind.SearchResult) -> None:
+    sessions = len({e.session_id for e in result.evidence})
+    when = refind.format_date(result.now, "weekday") if result.now is not None else "unknown"
+    out.print(Text(result.question, style="bold"))
+    out.print(
+        Text(
+            f"user {result.user_id} · asked {when} · {result.agent} agent · "
+            f"{_plural(len(result.evidence), 'block')} from {_plural(sessions, 'session')} · "
+            f"{result.tokens} tokens",
+            style="dim",
+        )
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _rounds_text(rounds: Sequence[int]) -> str:
+    numbers = sorted({r for r in rounds if r})
+    parts = [("round " if len(numbers) == 1 else "rounds ") + ", ".join(map(str, numbers))] if numbers else []
+    if 0 in rounds:
+        parts.append("completion")
+    return "found by " + " and ".join(parts) if parts else ""
+
+
+def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = ()) -> None:
+    """Evidence grouped by session (in time order, as the result holds it); ▶ marks matched turns, ★ the
+    turns named in ``mark`` (the demo's expected answers)."""
+    if not result.evidence:
+        out.print(Text("\nNo evidence found. Try other words, or a later --now.", style="yellow"))
+        return
+    groups: list[list[refind.Evidence]] = []
+    for block in result.evidence:
+        if groups and groups[-1][0].session_id == block.session_id:
+            groups[-1].append(block)
+        else:
+            groups.append([block])
+    marked = set(mark)
+    for blocks in groups:
+        first = blocks[0]
+        header = Text("\n")
+        header.append(
+            refind.format_date(first.session_date, "weekday", text=first.session_date_text), style="bold cyan"
+        )
+        header.append(f"  session {first.session_id}", style="cyan")
+        header.append(f"  {_rounds_text([r for b in blocks for r in b.rounds])}", style="dim")
+        out.print(header)
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=2, no_wrap=True)
+        grid.add_column(justify="right", style="dim", no_wrap=True, min_width=3)
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1)
+        for i, block in enumerate(blocks):
+            if i:
+                grid.add_row("", "", Text("⋮", style="dim"), "")
+            for t in block.turns:
+                star = t.id in marked
+                marker = ("★" if star else "▶") if (t.matched or star) else ""
+                style = "bold" if t.matched else ""
+                grid.add_row(
+                    Text(marker, style="bold green" if star else "bold yellow"),
+                    str(t.turn),
+                    Text(t.speaker or t.role, style="magenta" if t.role == "user" else "blue"),
+                    Text(t.content, style=style + (" green" if star else "")),
+                )
+        out.print(grid)
+
+
+def _dates(step: refind.RoundTrace) -> str:
+    if step.date_from is None and step.date_to is None:
+        return ""
+    lo = refind.format_date(step.date_from, "day") if step.date_from is not None else "…"
+    hi = refind.format_date(step.date_to, "day") if step.date_to is not None else "…"
+    if lo == hi:
+        return lo
+    if lo[:4] == hi[:4]:
+        hi = hi[5:]  # same year: 2024-05-01 → 05-31
+    return f"{lo} → {hi}"
+
+
+def _print_trace(result: refind.SearchResult) -> None:
+    """One row per step: searches with their keywords, dates, hits (unread matches), new evidence blocks
+    and milliseconds; finish, note and completion steps with their reason."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("round", max_width=16)
+    table.add_column("keywords", ratio=1, min_width=16)
+    table.add_column("dates", no_wrap=True)
+    table.add_column("hits", justify="right", no_wrap=True)
+    table.add_column("new", justify="right", no_wrap=True)
+    table.add_column("ms", justify="right", no_wrap=True)
+    for step in result.trace:
+        if step.action in {"search", "browse"}:
+            label = step.note or step.action
+            keywords = Text(step.keywords or "(none: the newest messages in the dates)")
+            if step.action == "browse":
+                keywords.stylize("dim")
+            table.add_row(
+                str(step.round),
+                label,
+                keywords,
+                _dates(step),
+                str(step.hits),
+                str(step.new_evidence),
+                f"{step.ms:.0f}",
+            )
+        elif step.action == "complete":
+            table.add_row(
+                "",
+                "complete",
+                Text(step.note or "", style="dim"),
+                "",
+                str(step.hits),
+                str(step.new_evidence),
+                f"{step.ms:.0f}",
+            )
+        else:
+            table.add_row("", step.action, Text(step.note or "", style="dim"), "", "", "", "")
+    out.print()
+    out.print(table)

@@ -1,0 +1,215 @@
+"""The lifecycle: :class:`OpenSearchStore` opens a location (the indexes created or checked), ties the
+transport, the reads and the commit protocol together behind the engine protocol, and closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from refind.config import Settings
+from refind.errors import IndexFormatError, ReadOnlyError, StoreError
+from refind.models import Hit
+from refind.store.base import Expired, Filters, SessionState, WriteBatch
+from refind.store.opensearch._commit import Commits
+from refind.store.opensearch._location import parse_location
+from refind.store.opensearch._reads import Reads
+from refind.store.opensearch._schema import MAPPINGS, format_problem, index_body
+from refind.store.opensearch._transport import Transport, connect
+
+__all__ = ["OpenSearchStore"]
+
+
+class OpenSearchStore:
+    """Chat messages in an OpenSearch cluster (the :class:`~refind.store.base.Engine` protocol).
+
+    ``OpenSearchStore("opensearch://127.0.0.1:9200/refind")`` connects (see
+    :func:`~refind.store.opensearch.parse_location` for options, TLS and credentials) and creates the
+    prefix's indexes when they are missing. Any number of processes may open the same location and write at
+    once (docs/scale-out.md, "Guarantees"). Safe to use from many threads.
+
+    ``client``: an ``opensearchpy.OpenSearch`` (or anything with its methods) to use instead of one built
+    from the location, e.g. one over a test connection that fails on cue."""
+
+    path: Path | None = None
+    shared_writers = True  # any number of processes may write at once (docs/scale-out.md, "Guarantees")
+    commit_slices = True  # writes are buffered until a commit sends them: an import sends slice by slice
+
+    def __init__(
+        self,
+        location: str,
+        *,
+        settings: Settings | None = None,
+        read_only: bool = False,
+        retry_seconds: float = 30.0,
+        stale_after: float = 60.0,
+        client: Any = None,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        self.loc = parse_location(location)
+        self.location = self.loc.redacted()
+        self.read_only = read_only
+        self.retry_seconds = float(retry_seconds)
+        self.stale_after = float(stale_after)
+        self.index = {name: f"{self.loc.prefix}-{name}" for name in MAPPINGS}
+        self._client = client if client is not None else connect(self.loc)
+        self._t = Transport(self._client, self.location, self.retry_seconds)
+        self._reads = Reads(self._t, self.index)
+        self._commits = Commits(self._t, self._reads, self.index, self.stale_after)
+        self._close_lock = threading.Lock()
+        self._ensure_indexes()
+
+    # ------------------------------------------------------------------ opening
+
+    def _ensure_indexes(self) -> None:
+        for name, mapping in MAPPINGS.items():
+            index = self.index[name]
+            exists = self._t.call("opening", partial(self._client.indices.exists, index=index))
+            if not exists:
+                if self.read_only:
+                    raise IndexFormatError(
+                        f"no refind index {index} at {self.location}; create one by adding messages"
+                    )
+                self._create(index, mapping)
+            got = self._t.call("opening", partial(self._client.indices.get_mapping, index=index))
+            problem = format_problem(next(iter(got.values()))["mappings"].get("_meta", {}))
+            if problem is not None:
+                raise IndexFormatError(f"index {index} at {self.location} {problem}")
+
+    def _create(self, index: str, mapping: dict[str, Any]) -> None:
+        from opensearchpy.exceptions import RequestError
+
+        body = index_body(self.loc, self.settings, mapping)
+        try:
+            self._t.call("creating indexes", lambda: self._client.indices.create(index=index, body=body))
+        except StoreError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, RequestError) and "already_exists" in str(cause)):
+                raise
+        except RequestError as exc:  # another worker created it first
+            if "already_exists" not in str(exc):
+                raise StoreError(f"cannot create index {index} at {self.location}: {exc}") from exc
+        self._t.call(
+            "creating indexes",
+            lambda: self._client.cluster.health(
+                index=index, wait_for_status="yellow", params={"timeout": "60s"}, request_timeout=70
+            ),
+        )
+
+    def _writable(self) -> None:
+        self._t.check()
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location} was opened read-only; open it without read_only to write")
+
+    # ------------------------------------------------------------------ reading (refind/store/opensearch/_reads.py)
+
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text`` (the chain the indexes' ``refind`` analyzer runs)."""
+        return self._reads.analyze(text)
+
+    def query(
+        self, user_id: str, text: str, k: int = 10, filters: Filters | None = None, *, content: bool = True
+    ) -> list[Hit]:
+        return self._reads.query(user_id, text, k, filters, content)
+
+    def query_sessions(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        return self._reads.query_sessions(user_id, text, k, session_ids)
+
+    def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
+        return self._reads.windows(user_id, spans)
+
+    def browse(
+        self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
+    ) -> list[Hit]:
+        return self._reads.browse(user_id, k, filters, newest_first)
+
+    def term_counts(self, user_id: str, text: str) -> dict[str, int]:
+        return self._reads.term_counts(user_id, text)
+
+    def get(self, user_id: str, ids: Sequence[str]) -> list[Hit]:
+        return self._reads.get(user_id, ids)
+
+    def count(self, user_id: str | None = None) -> int:
+        return self._reads.count(user_id)
+
+    def refresh(self) -> None:
+        """Reads are always current: every commit (of any worker) waits for its refresh."""
+        self._t.check()
+
+    def users(self) -> list[str]:
+        return self._reads.users()
+
+    def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
+        return self._reads.existing(wanted)
+
+    def session_turns(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], list[Hit]]:
+        return self._reads.session_turns(wanted)
+
+    # ------------------------------------------------------------------ writing (refind/store/opensearch/_commit.py)
+
+    def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
+        """Each stored session's last turn and whole text, read in real time: the base of the
+        compare-and-set of this process's next write of it."""
+        return self._commits.session_states(wanted)
+
+    def request_marker(self, user_id: str, request_id: str) -> str | None:
+        """The payload of a committed (done) marker, else None (a claim not yet committed is not one)."""
+        return self._commits.request_marker(user_id, request_id)
+
+    def write(self, batch: WriteBatch) -> None:
+        """Buffer ``batch`` for the next commit; claim its request marker now:
+        :class:`~refind.store.base.RequestTaken` when another writer used the request id with another
+        payload, :class:`~refind.store.base.AlreadyApplied` when it applied the same one."""
+        self._writable()
+        self._commits.write(batch)
+
+    def commit(self) -> None:
+        """Send everything written so far; durable and visible on return."""
+        self._writable()
+        self._commits.commit()
+
+    def delete_user(self, user_id: str) -> int:
+        self._writable()
+        return self._commits.delete_user(user_id)
+
+    def expire(self, cutoff_ms: int) -> Expired:
+        """Retention (applied at the next commit): messages and markers added before ``cutoff_ms``."""
+        self._writable()
+        return self._commits.expire(cutoff_ms)
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Drop what was written and not committed, close the connections. Safe to call twice."""
+        with self._close_lock:
+            if self._t.closed:
+                return
+            self._t.closed = True
+        self._commits.drop_pending(release=not self.read_only)
+        with contextlib.suppress(Exception):  # closing sockets
+            self._client.close()
+
+    def drop(self) -> None:
+        """Delete this prefix's indexes, then close (tests and benchmarks)."""
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location} was opened read-only; open it without read_only to drop it")
+        self._t.call(
+            "dropping indexes",
+            lambda: self._client.indices.delete(index=",".join(self.index.values()), ignore_unavailable=True),
+        )
+        self.close()
+
+    def __enter__(self) -> OpenSearchStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"OpenSearchStore({self.location!r}{', read-only' if self.read_only else ''})"
