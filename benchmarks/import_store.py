@@ -29,8 +29,10 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import refind
 from benchmarks.perf import START_MS, YEAR_MS, _message_texts
@@ -148,14 +150,27 @@ def _bulk_run(client: Any, jsonl: Path, index: str, source: str) -> dict[str, An
     }
 
 
+@dataclass(frozen=True)
+class _DevLocation:
+    hosts: list[str]
+    prefix: str
+
+
+def _dev_location(store: str) -> _DevLocation:
+    """Hosts and prefix of a dev cluster's ``opensearch://host:port[,host:port]/prefix`` (no TLS, no
+    credentials: the baseline client talks to the cluster itself; benchmarks never reach into the store)."""
+    parts = urlsplit(store)
+    if parts.scheme != "opensearch" or not parts.netloc or not parts.path.strip("/"):
+        raise SystemExit(f"benchmarks import-store: {store!r} is not opensearch://host:port/prefix")
+    return _DevLocation([f"http://{h}" for h in parts.netloc.split(",")], parts.path.strip("/"))
+
+
 def run_store(
     store: str, out: Path, messages: int, users: int, sessions: int, pairs: int, seed: int
 ) -> dict[str, Any]:
     from opensearchpy import OpenSearch
 
-    from refind.store.opensearch import parse_location
-
-    loc = parse_location(store)
+    loc = _dev_location(store)
     client = OpenSearch(hosts=loc.hosts, timeout=120)
     jsonl = out / "chat.jsonl"
     written = generate_jsonl(jsonl, messages, users, sessions, seed)

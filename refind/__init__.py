@@ -30,6 +30,7 @@ from refind.models import (
     Hit,
     Message,
     RoundTrace,
+    SessionSummary,
     StoreStats,
     Turn,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "RequestConflict",
     "RoundTrace",
     "SearchResult",
+    "SessionSummary",
     "Settings",
     "SetupError",
     "StoreClosed",

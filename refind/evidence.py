@@ -3,7 +3,8 @@
 Pure functions over the models (no index, no search), so :class:`refind.SearchResult` renders and packs
 itself and every front (CLI, HTTP service, benchmarks) gets exactly what ``to_text`` gives.
 
-Rendering: a block is a header ``[session <id> | <date>]`` then one ``speaker: text`` line per turn, the
+Rendering: a block is a header ``[session <id> | <date>]`` (then ``| <source> | <title>`` when the session has
+them), then one ``speaker: text`` line per turn, the
 turns a search hit marked ``* ``. A hit longer than ``hit_tokens`` is cut to the passage around the words
 that matched; a context turn (the window around a hit) longer than ``context_tokens`` is cut keeping the
 side nearest its hit. A cut is marked ``[…]``.
@@ -232,11 +233,22 @@ def _line(t: Turn, text: str) -> str:
     return f"{'* ' if t.matched else ''}{_speaker(t)}: {text}"
 
 
+HEADER_TITLE_CHARS = 80
+"""A session title is cut to this many characters in a block's header."""
+
+
 def _header(block: Evidence) -> str:
     when = format_date(block.session_date, text=block.session_date_text)
+    extra = "".join(f" | {v}" for v in (block.source, _clipped(block.title)) if v)
     if block.standing:
-        return f"[standing instruction | session {block.session_id} | {when}]"
-    return f"[session {block.session_id} | {when}]"
+        return f"[standing instruction | session {block.session_id} | {when}{extra}]"
+    return f"[session {block.session_id} | {when}{extra}]"
+
+
+def _clipped(title: str | None) -> str | None:
+    if title is None or len(title) <= HEADER_TITLE_CHARS:
+        return title
+    return title[: HEADER_TITLE_CHARS - 1] + "…"
 
 
 def _context_side(block: Evidence, index: int) -> Keep:

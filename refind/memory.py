@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
@@ -19,16 +21,18 @@ from refind.models import (
     Hit,
     Message,
     SessionLog,
+    SessionSummary,
     StoreStats,
     check_id,
     parse_messages,
     to_epoch_ms,
+    validation_message,
 )
 from refind.result import SearchResult
 from refind.search.round import Fusion, search_round
-from refind.search.session import SearchSession
+from refind.search.session import SearchSession, with_info
 from refind.store import open_engine
-from refind.store.base import Engine, Filters
+from refind.store.base import Engine, Filters, SessionInfo
 from refind.store.write import ImportResult, WritePath
 
 __all__ = ["ImportResult", "Memory"]
@@ -54,6 +58,26 @@ def _time_arg(name: str, value: TimeLike | None) -> int | None:
         return to_epoch_ms(value)
     except ValueError as exc:
         raise InvalidInput(f"{name}: {exc}", field=name) from exc
+
+
+def _session_info(
+    user_id: str, session_id: str, title: str | None, source: str | None, project: str | None
+) -> SessionInfo | None:
+    """The info an add gives its session (validated as a :class:`SessionLog`'s), or None."""
+    if title is None and source is None and project is None:
+        return None
+    try:
+        log_ = SessionLog(
+            user_id=user_id, session_id=session_id, messages=[], title=title, source=source, project=project
+        )
+    except ValidationError as exc:
+        raise InvalidInput(validation_message(exc), field=_first_error(exc)) from exc
+    return SessionInfo(user_id, session_id, log_.title, log_.source, log_.project)
+
+
+def _first_error(exc: ValidationError) -> str | None:
+    errors = exc.errors()
+    return str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
 
 
 class Memory:
@@ -121,6 +145,9 @@ class Memory:
         request_id: str | None = None,
         *,
         session_time: TimeLike | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        project: str | None = None,
     ) -> AddResult:
         """Store ``messages`` (in order) for ``user_id`` in ``session_id``; durable and searchable on return.
 
@@ -128,6 +155,7 @@ class Memory:
         turn; a message whose ``id`` exists replaces it in place. ``request_id`` makes the call idempotent:
         the same id with the same body again writes nothing (``duplicate_request=True``); with a different
         body it raises :class:`RequestConflict`. Invalid input raises :class:`InvalidInput` naming the field.
+        ``title``, ``source`` and ``project`` set the session's info (each left out keeps what it had).
         """
         user_id = _check_id("user_id", user_id)
         session_id = _check_id("session_id", session_id)
@@ -136,16 +164,22 @@ class Memory:
         parsed = parse_messages(messages)
         session_ms = _time_arg("session_time", session_time)
         session_text = session_time if isinstance(session_time, str) else None
-        return self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text)
+        info = _session_info(user_id, session_id, title, source, project)
+        return self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text, info)
 
     def import_sessions(
-        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+        self,
+        logs: Iterable[SessionLog],
+        *,
+        progress: Callable[[int], None] | None = None,
+        written: Callable[[int], None] | None = None,
     ) -> ImportResult:
         """Bulk-add many sessions with few commits (every 200,000 messages and at the end).
 
         Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
-        with the number of messages written after each session."""
-        return self._writes.import_sessions(logs, progress=progress)
+        with the number of messages read after each session; ``written`` (from the thread that writes) with
+        the number the index has taken in, every few thousand, so a progress bar covers the writing too."""
+        return self._writes.import_sessions(logs, progress=progress, written=written)
 
     def delete_added_before(self, cutoff: TimeLike) -> int:
         """Retention: delete everything *added* (acknowledged) before ``cutoff`` (epoch ms, ISO string or
@@ -160,6 +194,12 @@ class Memory:
     def delete_user(self, user_id: str) -> int:
         """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
         return self._writes.delete_user(_check_id("user_id", user_id))
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete one session of ``user_id``: its messages and its info, durably. Returns how many messages
+        were removed (0 when there was no such session: deleting twice is harmless)."""
+        user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        return self._writes.delete_session(user_id, session_id)
 
     # ------------------------------------------------------------------ reading
 
@@ -205,22 +245,26 @@ class Memory:
         exclude: Sequence[str] | None = None,
         *,
         exclude_sessions: Sequence[str] | None = None,
+        source: str | None = None,
+        project: str | None = None,
     ) -> list[Evidence]:
         """One search round (DESIGN §4): filtered BM25 with over-fetch, session fusion, the ``top_k`` hits
         expanded to ±``window`` turns (overlapping windows merged). Returns evidence blocks, best first.
-        ``exclude`` skips message ids, ``exclude_sessions`` whole sessions (a caller-held read-set)."""
+        ``exclude`` skips message ids, ``exclude_sessions`` whole sessions (a caller-held read-set);
+        ``source`` and ``project`` keep only the sessions with that source or project."""
         user_id = _check_id("user_id", user_id)
         self._check_text("keywords", keywords)
         s = self.settings
         top_k = _bounded_int("top_k", top_k, s.top_k, 1, 1000)
         window = _bounded_int("window", window, s.window, 0, 100)
+        self.store.refresh()
         filters = Filters(
             time_from=_time_arg("date_from", date_from),
             time_to=_time_arg("date_to", date_to),
+            session_ids=self._scope(user_id, source, project),
             exclude_ids=list(exclude) if exclude else None,
             exclude_sessions=list(exclude_sessions) if exclude_sessions else None,
         )
-        self.store.refresh()
         blocks, _, _ = search_round(
             self.store,
             user_id,
@@ -233,7 +277,21 @@ class Memory:
             window_tokens=s.window_tokens,
             context_tokens=s.context_tokens,
         )
-        return blocks
+        return with_info(self.store, user_id, blocks)
+
+    def _scope(self, user_id: str, source: str | None, project: str | None) -> list[str] | None:
+        """The sessions of ``user_id`` with that source and project (None: no such filter given)."""
+        if source is None and project is None:
+            return None
+        for name, value in (("source", source), ("project", project)):
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise InvalidInput(f"{name}: expected a non-empty string", field=name)
+        return [
+            sid
+            for sid, i in self.store.session_infos(user_id).items()
+            if (source is None or i.source == source.strip())
+            and (project is None or i.project == project.strip())
+        ]
 
     def _check_text(self, name: str, text: object, extra: Sequence[str] = ()) -> None:
         """A query text must be a string, and with ``extra`` (options) at most ``max_query_chars`` long:
@@ -261,6 +319,8 @@ class Memory:
         *,
         options: Sequence[str] | None = None,
         window: int | None = None,
+        source: str | None = None,
+        project: str | None = None,
     ) -> SearchResult:
         """Find the evidence for ``question`` in ``user_id``'s history.
 
@@ -268,6 +328,8 @@ class Memory:
         filter when the question has a time cue relative to ``now``, each round skipping what earlier ones
         returned. ``top_k`` is the hits per round (each expanded to ±``window`` turns). The result holds the
         evidence grouped by session in time order, trimmed to ``max_tokens`` when given, and a trace.
+        ``source`` and ``project`` search only the sessions with that source (``chatgpt``, ``claude``,
+        ``claude-code``, ``jsonl``, ...) or project (see :meth:`sessions`).
         """
         user_id = _check_id("user_id", user_id)
         if options is not None and (isinstance(options, str) or not all(isinstance(o, str) for o in options)):
@@ -283,7 +345,10 @@ class Memory:
             raise InvalidInput(
                 f"agent: expected an Agent (HeuristicAgent, LLMAgent), got {type(agent).__name__}"
             )
-        session = self.open_session(question, user_id, now=now, top_k=top_k, window=window, agent=agent.name)
+        session = self.open_session(
+            question, user_id, now=now, top_k=top_k, window=window, agent=agent.name, source=source,
+            project=project,
+        )  # fmt: skip
         agent.run(session, question, options=list(options) if options else None)
         return session.result(max_tokens=max_tokens)
 
@@ -302,12 +367,16 @@ class Memory:
         top_k: int | None = None,
         window: int | None = None,
         agent: str = "tool",
+        source: str | None = None,
+        project: str | None = None,
     ) -> SearchSession:
         """A :class:`SearchSession` with this memory's settings: what agents (and :mod:`refind.tools`) run
-        rounds on. Its read-set spans every search made through it."""
+        rounds on. Its read-set spans every search made through it; ``source`` and ``project`` restrict it
+        to the sessions with them."""
         user_id = _check_id("user_id", user_id)
         s = self.settings
         self.store.refresh()  # a read-only memory beside a writer: its latest commit
+        scope = self._scope(user_id, source, project)
         return SearchSession(
             self.store,
             user_id,
@@ -324,6 +393,7 @@ class Memory:
             hit_tokens=s.hit_tokens,
             latest_boost=s.latest_boost,
             standing=s.standing,
+            scope=scope,
         )
 
     def _fusion(self) -> Fusion:
@@ -346,6 +416,80 @@ class Memory:
         user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
         self.store.refresh()
         return self.store.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
+
+    def sessions(
+        self,
+        user_id: str,
+        *,
+        source: str | None = None,
+        project: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SessionSummary]:
+        """``user_id``'s stored sessions, the most recent first (by their last message; ties by session
+        id): title, source, project, message count, first and last message times. ``source`` and
+        ``project`` keep the sessions that have them; ``offset`` and ``limit`` page the list."""
+        user_id = _check_id("user_id", user_id)
+        offset = _bounded_int("offset", offset, 0, 0, 10**9)
+        if limit is not None:
+            limit = _bounded_int("limit", limit, 0, 0, 10**6)
+        self.store.refresh()
+        scope = self._scope(user_id, source, project)
+        infos = self.store.session_infos(user_id)
+        rows = []
+        for s in self.store.session_summaries(user_id):
+            if scope is not None and s.session_id not in scope:
+                continue
+            i = infos.get(s.session_id)
+            rows.append(
+                SessionSummary(
+                    session_id=s.session_id, title=i.title if i else None, source=i.source if i else None,
+                    project=i.project if i else None, messages=s.messages, first=s.first, last=s.last,
+                )
+            )  # fmt: skip
+        rows.sort(key=lambda r: r.session_id)
+        rows.sort(key=lambda r: -r.last)
+        return rows[offset : offset + limit if limit is not None else None]
+
+    def session_info(self, user_id: str, session_id: str) -> SessionSummary | None:
+        """One stored session's summary (as :meth:`sessions` lists it), or None when it holds no message."""
+        user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        self.store.refresh()
+        turns = self.store.windows(user_id, [(session_id, 0, 2**31 - 1)])[0]
+        if not turns:
+            return None
+        i = self.store.session_infos(user_id, [session_id]).get(session_id)
+        times = [t.timestamp for t in turns]
+        return SessionSummary(
+            session_id=session_id, title=i.title if i else None, source=i.source if i else None,
+            project=i.project if i else None, messages=len(turns), first=min(times), last=max(times),
+        )  # fmt: skip
+
+    def export(self, user_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored message (of ``user_id``, or of every user) as refind's JSONL records, session by
+        session in turn order, each session's first record carrying its title, source and project:
+        what ``refind import`` reads back into the same messages and info (``refind export``)."""
+        users = [_check_id("user_id", user_id)] if user_id is not None else None
+        self.store.refresh()
+        for user in users if users is not None else self.store.users():
+            infos = self.store.session_infos(user)
+            summaries = sorted(self.store.session_summaries(user), key=lambda s: (s.first, s.session_id))
+            for summary in summaries:
+                turns = self.store.windows(user, [(summary.session_id, 0, 2**31 - 1)])[0]
+                info = infos.get(summary.session_id)
+                for n, t in enumerate(turns):
+                    rec: dict[str, Any] = {
+                        "user_id": user, "session_id": summary.session_id, "id": t.id, "turn": t.turn,
+                        "role": t.role, "content": t.content, "timestamp": t.timestamp,
+                    }  # fmt: skip
+                    if t.speaker is not None:
+                        rec["speaker"] = t.speaker
+                    if t.time_text is not None:
+                        rec["time_text"] = t.time_text
+                    if n == 0 and info is not None:
+                        rec.update({k: v for k, v in (("title", info.title), ("source", info.source),
+                                    ("project", info.project)) if v is not None})  # fmt: skip
+                    yield rec
 
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""

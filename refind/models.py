@@ -19,6 +19,7 @@ __all__ = [
     "Message",
     "RoundTrace",
     "SessionLog",
+    "SessionSummary",
     "Shape",
     "StoreStats",
     "parse_messages",
@@ -279,16 +280,69 @@ class Hit(BaseModel):
     time_text: str | None = None
 
 
+MAX_TITLE = 500
+"""Longest session title kept (characters); a longer one is cut."""
+MAX_LABEL = 1000
+"""Longest session source or project kept (characters)."""
+
+
+def _label(value: Any, limit: int, fold: bool = False) -> str | None:
+    """A session label: stripped (with ``fold``, on one line: whitespace runs made one space), at most
+    ``limit`` characters; None when blank. Control characters are refused like an id's."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    text = " ".join(value.split()) if fold else value.strip()
+    if not text:
+        return None
+    bad = _ID_FORBIDDEN.search(text)
+    if bad is not None:
+        raise ValueError(f"contains the character U+{ord(bad.group()):04X}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class SessionLog(BaseModel):
     """One session of one user, as the loaders in :mod:`refind.loaders` yield it and
     :meth:`refind.Memory.import_sessions` takes it. ``date`` is the session's epoch ms (messages without a
-    timestamp take it), ``date_text`` the date as the source wrote it."""
+    timestamp take it), ``date_text`` the date as the source wrote it.
+
+    ``title``, ``source`` (the app: ``chatgpt``, ``claude``, ``claude-code``, ``jsonl``, ...) and ``project``
+    (a Claude Code working directory) are kept with the session when given (title words count for it in
+    search; source and project filter); one left out keeps what the session already had."""
 
     user_id: str
     session_id: str
     messages: list[Message]
     date: int | None = None
     date_text: str | None = None
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _title(cls, value: Any) -> str | None:
+        return _label(value, MAX_TITLE, fold=True)
+
+    @field_validator("source", "project", mode="before")
+    @classmethod
+    def _labels(cls, value: Any) -> str | None:
+        return _label(value, MAX_LABEL)
+
+
+class SessionSummary(BaseModel):
+    """One stored session, as :meth:`refind.Memory.sessions` lists it: its info (``title``, ``source``,
+    ``project``: None when the import gave none), how many messages it holds and the times (epoch ms) of its
+    first and last."""
+
+    session_id: str
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
+    messages: int
+    first: int
+    last: int
 
 
 class AddResult(BaseModel):
@@ -374,12 +428,16 @@ class Evidence(BaseModel):
     ``id`` is stable for the same span (``session#first-last``); ``score`` is the best fused score of its
     hits (higher is more relevant); ``rounds`` lists the search rounds (1-based) that found it; ``terms``
     are the analyzed query terms of those rounds (a long hit is cut to the passage around them).
+    ``title``, ``source`` and ``project`` are the session's, when its import gave them.
     """
 
     id: str
     session_id: str
     session_date: int
     session_date_text: str | None = None
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
     turns: list[Turn]
     score: float = 0.0
     rounds: list[int] = Field(default_factory=list)

@@ -37,7 +37,9 @@ from refind.store.base import (
     Filters,
     Marker,
     Record,
+    SessionCounts,
     SessionDoc,
+    SessionInfo,
     SessionState,
     WriteBatch,
 )
@@ -503,6 +505,81 @@ def test_request_markers(engine: Engine) -> None:
     put(engine, marker=Marker("u", "req-1", "replaced"))
     assert (engine.request_marker("u", "req-1"), engine.request_marker("v", "req-1")) == ("replaced", "bob's")
     assert engine.count() == 1 and engine.users() == ["u"]  # markers are not messages
+
+
+def test_session_info_is_kept_per_user_replaced_and_searchable_by_title(engine: Engine) -> None:
+    alice = SessionInfo("alice", "s1", "Kayak trip to the harbour", "chatgpt", "/home/a/trips")
+    put(engine, [rec("alice", "s1", 0, "paddle"), rec("alice", "s2", 0, "soup"), rec("bob", "s1", 0, "x")],
+        [SessionDoc("alice", "s1", "paddle", True)])  # fmt: skip
+    engine.write(WriteBatch(infos=[alice, SessionInfo("alice", "s2", None, "claude-code", "/repo ✓")]))
+    assert engine.session_infos("alice") == {}  # only once committed
+    engine.commit()
+    engine.write(WriteBatch(infos=[SessionInfo("bob", "s1", "Secret kayak plans", "claude", None)]))
+    engine.commit()
+    got = engine.session_infos("alice")
+    assert got == {"s1": alice, "s2": SessionInfo("alice", "s2", None, "claude-code", "/repo ✓")}
+    assert engine.session_infos("alice", ["s2", "nope"]) == {"s2": got["s2"]}
+    assert engine.session_infos("alice", []) == {} and engine.session_infos("carol") == {}
+    assert engine.session_infos("bob") == {"s1": SessionInfo("bob", "s1", "Secret kayak plans", "claude")}
+    ranked = engine.query_titles("alice", "kayaking harbours", 10)
+    assert [s for s, _ in ranked] == ["s1"] and ranked[0][1] > 0  # stemmed, like messages; bob's not seen
+    assert (
+        engine.query_titles("alice", "kayak", 10, ["s2"]) == [] and engine.query_titles("alice", "", 5) == []
+    )
+    for injection in INJECTIONS:
+        assert engine.query_titles("alice", injection, 10) == []
+    engine.write(WriteBatch(infos=[SessionInfo("alice", "s1", "Soup recipes", "chatgpt")]))
+    engine.commit()
+    assert engine.query_titles("alice", "kayak", 10) == []  # replaced, not added
+    assert [s for s, _ in engine.query_titles("alice", "soup", 10)] == ["s1"]
+    assert engine.session_infos("alice", ["s1"])["s1"].project is None
+
+
+def test_session_summaries_count_and_date_each_session(engine: Engine) -> None:
+    put(engine, [rec("u", "a", 0, "one", ts=T0 + DAY), rec("u", "a", 1, "two", ts=T0),
+                 rec("u", "a", 2, "three", ts=T0 + 3 * DAY), rec("u", "b", 0, "four", ts=T0 + 5 * DAY),
+                 rec("v", "a", 0, "other user", ts=T0 - DAY)])  # fmt: skip
+    got = sorted(engine.session_summaries("u"), key=lambda s: s.session_id)
+    assert got == [
+        SessionCounts("a", 3, T0, T0 + 3 * DAY),
+        SessionCounts("b", 1, T0 + 5 * DAY, T0 + 5 * DAY),
+    ]
+    assert engine.session_summaries("nobody") == []
+    put(engine, [rec("u", "a", 1, "two, replaced", ts=T0 + 2 * DAY)])  # a replacement counts once
+    assert SessionCounts("a", 3, T0 + DAY, T0 + 3 * DAY) in engine.session_summaries("u")
+
+
+# ---------------------------------------------------------------------------------------------- deletion
+
+
+def test_delete_session_removes_one_session_of_one_user(engine: Engine) -> None:
+    for user in ("alice", "bob"):
+        put(engine, [rec(user, s, t, f"secret plan {t}") for s in ("s", "t") for t in range(2)],
+            [SessionDoc(user, s, "secret plan", True) for s in ("s", "t")])  # fmt: skip
+        engine.write(WriteBatch(infos=[SessionInfo(user, "s", "Secret title", "jsonl")]))
+        engine.commit()
+    engine.write(WriteBatch([rec("alice", "t", 5, "pending secret")]))  # written before: committed with it
+    assert engine.delete_session("alice", "s") == 2
+    assert engine.windows("alice", [("s", 0, 9)]) == [[]] and engine.session_infos("alice") == {}
+    assert {h.session_id for h in engine.query("alice", "secret", 10)} == {"t"}
+    assert [s for s, _ in engine.query_sessions("alice", "secret", 10)] == ["t"]
+    assert engine.query_titles("alice", "secret", 10) == [] and _states(engine, "alice", ["s"]) == {}
+    assert [s.session_id for s in engine.session_summaries("alice")] == ["t"] and engine.count("alice") == 3
+    assert engine.session_infos("bob") == {"s": SessionInfo("bob", "s", "Secret title", "jsonl")}
+    assert engine.count("bob") == 4 and [s for s, _ in engine.query_titles("bob", "secret", 9)] == ["s"]
+    assert engine.delete_session("alice", "s") == 0 and engine.delete_session("alice", "nope") == 0
+
+
+def test_session_info_goes_with_the_session_and_the_user(engine: Engine) -> None:
+    put(engine, [rec("u", "s", 0, "hello"), rec("u", "k", 0, "kept")])
+    engine.write(
+        WriteBatch(infos=[SessionInfo("u", "s", "Greeting", "chatgpt"), SessionInfo("u", "k", "Kept")])
+    )
+    engine.commit()
+    put(engine, sessions=[SessionDoc("u", "s", None)])  # the session's last message left: the write path
+    assert set(engine.session_infos("u")) == {"k"}  # removes its document, and its info goes with it
+    assert engine.delete_user("u") == 2 and engine.session_infos("u") == {}
+    assert engine.query_titles("u", "kept", 10) == []
 
 
 # ---------------------------------------------------------------------------------------------- deletion

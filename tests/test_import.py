@@ -103,8 +103,8 @@ def test_chatgpt_zip_is_read_like_the_json(tmp_path: Path) -> None:
         zf.writestr("chat.html", "<html></html>")
         zf.writestr("user.json", "{}")
     assert io.detect_format(archive) == "chatgpt"
-    from_zip = [s.model_dump(exclude={"source"}) for s in io.iter_chatgpt(archive)]
-    from_json = [s.model_dump(exclude={"source"}) for s in io.iter_chatgpt(CHATGPT)]
+    from_zip = [s.model_dump(exclude={"file"}) for s in io.iter_chatgpt(archive)]
+    from_json = [s.model_dump(exclude={"file"}) for s in io.iter_chatgpt(CHATGPT)]
     assert from_zip == from_json
 
 

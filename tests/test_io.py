@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 import refind
 from refind import loaders as io
+from refind.loaders import Skipped
 
 
 def test_locomo_loader_counts_and_evidence(shared_data: Path) -> None:
@@ -134,15 +136,18 @@ def test_jsonl_loader(tmp_path: Path, mem: refind.Memory) -> None:
             r"log\.jsonl:2: not valid JSON",
         ),
         ('{"user_id": "u", "session_id": "s", "role": "user"}\n', r"log\.jsonl:1\.content"),
-        ('{"session_id": "s", "role": "user", "content": "x"}\n', r"log\.jsonl:1: user_id and session_id"),
-        ("[1, 2]\n", r"expected a JSON object"),
+        ('{"session_id": "s", "role": "user", "content": "x"}\n', r"log\.jsonl:1: user_id expected a string"),
+        ("[1, 2]\n", r"log\.jsonl:1: expected a JSON object, found a list of 2"),
     ],
 )
-def test_jsonl_errors_name_the_line(tmp_path: Path, content: str, pattern: str) -> None:
+def test_jsonl_errors_name_the_line_and_are_not_fatal(tmp_path: Path, content: str, pattern: str) -> None:
     path = tmp_path / "log.jsonl"
     path.write_text(content)
-    with pytest.raises(refind.InvalidInput, match=pattern):
-        list(io.iter_jsonl(path))
+    skipped = Skipped()
+    logs = list(io.iter_jsonl(path, skipped))
+    assert skipped["unreadable_lines"] == 1 and len(skipped.problems) == 1
+    assert re.search(pattern, skipped.problems[0]), skipped.problems
+    assert [m.content for log_ in logs for m in log_.messages] == (["ok"] if "ok" in content else [])
 
 
 def test_unknown_format_and_missing_file(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ its own JVM, reading a real index built from the fixtures) and over streamable H
 from __future__ import annotations
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
 
     stderr = over_stdio(index, tmp_path, body)
     tools = seen["tools"]
-    assert set(tools) == {"search", "keyword_search", "read_turns"}  # read-only: no add_messages
+    assert set(tools) == {"search", "keyword_search", "read_turns", "list_sessions"}  # read-only: no add
     assert "past conversations" in (tools["search"].description or "")
     assert tools["search"].annotations.read_only_hint is True
     assert set(tools["keyword_search"].input_schema["properties"]) >= {"keywords", "date_from", "date_to"}
@@ -156,7 +157,7 @@ def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -
         seen["found"] = await session.call_tool("keyword_search", {"keywords": "spare bike key"})
 
     over_stdio(index, tmp_path, body, "--allow-add", "--user", "me")
-    assert seen["tools"] == {"search", "keyword_search", "read_turns", "add_messages"}
+    assert seen["tools"] == {"search", "keyword_search", "read_turns", "list_sessions", "add_messages"}
     assert _text(seen["add"]) == "Saved 1 new and 0 replaced message(s) in session 'notes'."
     assert "already saved" in _text(seen["again"])
     assert "the spare bike key is in the blue jar" in _text(seen["found"])
@@ -224,7 +225,7 @@ def test_streamable_http(index: Path, tmp_path: Path) -> None:
                 seen["search"] = await session.call_tool("keyword_search", {"keywords": "sourdough acetone"})
 
         anyio.run(main)
-        assert seen["tools"] == {"search", "keyword_search", "read_turns"}
+        assert seen["tools"] == {"search", "keyword_search", "read_turns", "list_sessions"}
         assert "Not dead, just hungry!" in _text(seen["search"])
     finally:
         server.terminate()
@@ -244,3 +245,133 @@ def test_without_the_mcp_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(main, ["mcp"])
     assert result.exit_code == EXIT_ERROR
     assert result.stderr.strip() == "Error: the MCP server needs the mcp SDK: pip install 'refind[mcp]'"
+
+
+# ---------------------------------------------------------------------------------------------- a host can trust it
+
+
+def test_read_turns_says_only_what_is_true_and_bad_arguments_are_tool_errors(
+    index: Path, tmp_path: Path
+) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        calls = {
+            "past_end": ("read_turns", {"session_id": LISBON, "turn_from": 2, "turn_to": 100}),
+            "long": ("read_turns", {"session_id": CODE_SESSION, "turn_from": 0, "turn_to": 100}),
+            "no_session": ("read_turns", {"session_id": "no-such-session", "turn_from": 0, "turn_to": 3}),
+            "no_turns": ("read_turns", {"session_id": LISBON, "turn_from": 50, "turn_to": 60}),
+            "negative_turn": ("read_turns", {"session_id": LISBON, "turn_from": -2, "turn_to": 3}),
+            "negative_budget": ("search", {"question": "lisbon", "max_tokens": -5}),
+            "zero_top_k": ("keyword_search", {"keywords": "lisbon", "top_k": 0}),
+            "sessions": ("list_sessions", {}),
+            "code_only": ("list_sessions", {"source": "claude-code", "limit": 1}),
+            "filtered": ("keyword_search", {"keywords": "cache test", "source": "chatgpt"}),
+            "titled": ("search", {"question": "sourdough starter acetone", "today": "2024-03-10"}),
+        }
+        for name, (tool, args) in calls.items():
+            seen[name] = await session.call_tool(tool, args)
+
+    over_stdio(index, tmp_path, body)
+    past_end = _text(seen["past_end"])
+    assert not seen["past_end"].is_error and "more turns follow" not in past_end  # 4 turns: 2-3 is all
+    assert past_end.splitlines()[0] == f"[session {LISBON} | turns 2-3]"
+    assert (
+        "(more turns follow: read_turns from 40)" in _text(seen["long"])
+        or len(_text(seen["long"]).splitlines()) <= 41
+    )
+    assert seen["no_session"].is_error and "no session 'no-such-session'" in _text(seen["no_session"])
+    assert seen["no_turns"].is_error and "has turns 0-3, none in 50-60" in _text(seen["no_turns"])
+    for name in ("negative_turn", "negative_budget", "zero_top_k"):
+        assert seen[name].is_error, name
+    sessions = _text(seen["sessions"])
+    assert f"- {LISBON} | 2024-05-01 | 4 messages | chatgpt: Lisbon in May" in sessions.splitlines()
+    assert "claude-code | /home/maya/projects/weather" in sessions
+    code_only = _text(seen["code_only"]).splitlines()
+    assert len(code_only) == 2 and "claude-code" in code_only[0]
+    assert code_only[1].startswith("(more sessions: list_sessions with offset 1)")
+    assert "No messages match" in _text(seen["filtered"])  # the cache test is a Claude Code session
+    assert "| chatgpt | Sourdough starter smells like nail polish]" in _text(seen["titled"])
+
+
+MALFORMED = [
+    ("not json at all", None, -32700),
+    ("{", None, -32700),
+    ('{"jsonrpc": "2.0", "id": 7}', 7, -32600),
+    ('{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', 8, -32600),
+    ('{"id": "nine", "method": "tools/list"}', "nine", -32600),
+    ("[]", None, -32600),
+    ("[1, 2]", None, -32600),
+    ('"a string"', None, -32600),
+    ("42", None, -32600),
+    ("null", None, -32600),
+    ('{"jsonrpc": "2.0", "id": 10, "method": 5}', 10, -32600),
+    ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', None, -32600),
+    ('{"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}', None, -32600),
+    ('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": 3}', 11, -32600),
+    ("{'single': 'quotes'}", None, -32700),
+    ('{"jsonrpc": "2.0", "id": 12, "result": {}, "error": {}}', 12, -32600),
+    ("\u0000\u0001", None, -32700),
+    ('{"jsonrpc": "2.0", "id": 13, "method": "tools/list"', None, -32700),
+    ('{"jsonrpc": "2.0", "id": 14}', 14, -32600),
+    ("nan", None, -32700),
+]
+
+
+def test_every_malformed_json_rpc_line_gets_an_error_reply(index: Path, tmp_path: Path) -> None:
+    import json
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "refind.cli", "mcp", "--data", str(index)],  # --data after mcp, too
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        lines = [line for line, _, _ in MALFORMED]
+        ping = '{"jsonrpc": "2.0", "id": 99, "method": "ping"}'
+        server.stdin.write("\n".join([*lines, ping]) + "\n")
+        server.stdin.flush()
+        replies = []
+        deadline = time.monotonic() + 120  # the JVM starts first; a missing reply must fail, not hang
+        while len(replies) < len(lines) + 1 and time.monotonic() < deadline:
+            ready, _, _ = select.select([server.stdout], [], [], 1.0)
+            if ready:
+                line = server.stdout.readline()
+                if not line:
+                    break
+                replies.append(json.loads(line))
+        assert len(replies) == len(lines) + 1, replies
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        for stream in (server.stdin, server.stdout, server.stderr):
+            if stream:
+                stream.close()
+    got = [(r.get("id"), r["error"]["code"]) for r in replies[:-1]]
+    assert got == [(rid, code) for _, rid, code in MALFORMED]
+    assert all(r["jsonrpc"] == "2.0" and r["error"]["message"] for r in replies[:-1])
+    assert replies[-1]["id"] == 99  # and the server still answers what is well formed
+
+
+def test_the_docs_sdk_client_example_passes_the_index_by_env_or_data(index: Path, tmp_path: Path) -> None:
+    """The SDK's stdio client passes only HOME, PATH, SHELL and TERM: REFIND_DATA must go in ``env=`` (or
+    the index in ``--data``), as docs/mcp.md shows."""
+    found: dict[str, str] = {}
+    for how, args, extra in (("env", [], {"REFIND_DATA": str(index)}), ("data", ["--data", str(index)], {})):
+        env = {**_env(tmp_path), **extra}
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "refind.cli", "mcp", *args], env=env, cwd=str(ROOT)
+        )
+
+        async def main(params: StdioServerParameters = params, how: str = how) -> None:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("keyword_search", {"keywords": "sourdough acetone"})
+                found[how] = _text(result)
+
+        anyio.run(main)
+    assert all("Not dead, just hungry!" in text for text in found.values()), found

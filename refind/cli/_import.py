@@ -127,11 +127,26 @@ def import_cmd(
             disable=True if quiet or as_json or watch else None,  # None: only on a terminal
             dynamic_ncols=True,
         )
+        writing = tqdm(
+            desc="writing",
+            unit=" msg",
+            file=sys.stderr,
+            disable=True if quiet or as_json or watch else None,
+            dynamic_ncols=True,
+            position=1,
+        )
         options: dict[str, Any] = {"user": user, "as_user": as_user, "rescan": rescan, "progress": bar.update}
         try:
             if not watch:
                 with stop:
-                    summary = import_path(mem, path, fmt, stop=lambda: stop.interrupted, **options)  # type: ignore[arg-type]
+                    summary = import_path(
+                        mem,
+                        path,
+                        fmt,  # type: ignore[arg-type]
+                        stop=lambda: stop.interrupted,
+                        written=writing.update,
+                        **options,
+                    )
             else:
                 err.print(f"Watching {path} every {interval:g} s (Ctrl-C stops).", soft_wrap=True)
                 try:
@@ -142,6 +157,7 @@ def import_cmd(
                     ctx.exit(0)
                 return
         finally:
+            writing.close()
             bar.close()
     if user is not None and not summary.users and not summary.interrupted:
         raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
@@ -195,8 +211,9 @@ def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line:
         return
     if brief:
         when = datetime.now().strftime("%H:%M:%S")
-        line = f"{when}  {_plural(summary.sessions, 'session')} written, {summary.added} messages added" + (
-            f", {_plural(len(summary.problems), 'unreadable record')}" if summary.problems else ""
+        line = (
+            f"{when}  {_plural(summary.sessions, 'session')} written, {_plural(summary.added, 'message')} added"
+            + (f", {_plural(len(summary.problems), 'unreadable record')}" if summary.problems else "")
         )
         out.print(line)
         for problem in summary.problems:
@@ -229,4 +246,20 @@ def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line:
 def _skipped_text(skipped: dict[str, int]) -> str:
     if not skipped:
         return "nothing"
-    return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(skipped.items()))
+    return ", ".join(
+        f"{n} {_singular(reason) if n == 1 else reason.replace('_', ' ')}"
+        for reason, n in sorted(skipped.items())
+    )
+
+
+def _singular(reason: str) -> str:
+    """A skip reason for one record: "unreadable_lines" -> "unreadable line"."""
+    words = reason.split("_")
+    last = words[-1]
+    if last.endswith("ies"):
+        last = last[:-3] + "y"
+    elif last.endswith(("ches", "shes", "sses", "xes")):
+        last = last[:-2]
+    elif last.endswith("s") and not last.endswith("ss"):
+        last = last[:-1]
+    return " ".join([*words[:-1], last])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from refind.cli._app import (
     _CONTEXT,
     EXIT_INTERRUPTED,
+    _data_option,
     _Failure,
     _location,
     main,
@@ -37,12 +40,16 @@ from refind.loaders import DEFAULT_USER
     is_flag=True,
     help="Also offer add_messages, so the model can save messages (opens the index for writing).",
 )
+@_data_option
 @click.pass_context
-def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, allow_add: bool) -> None:
+def mcp(
+    ctx: click.Context, data: Path | None, user: str, transport: str, host: str, port: int, allow_add: bool
+) -> None:
     """Serve the index to an AI agent over the Model Context Protocol.
 
     Tools: search (a question; several keyword rounds with time filters), keyword_search (words and
-    optional dates), read_turns (the turns around a hit) and, with --allow-add, add_messages. Read-only by
+    optional dates), read_turns (the turns around a hit), list_sessions (what is stored: titles, sources,
+    dates) and, with --allow-add, add_messages. Read-only by
     default, so it runs beside `refind import --watch`. Over stdio nothing but the protocol is written to
     stdout; logs go to stderr. Needs the mcp extra: pip install 'refind[mcp]'. Configuration for Claude
     Desktop, Claude Code and other hosts: docs/mcp.md.
@@ -54,6 +61,7 @@ def mcp(ctx: click.Context, user: str, transport: str, host: str, port: int, all
             raise _Failure("the MCP server needs the mcp SDK: pip install 'refind[mcp]'") from None
         raise
     try:
-        run_mcp(_location(ctx), user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
+        where = _location(ctx, data)
+        run_mcp(where, user_id=user, transport=transport, host=host, port=port, allow_add=allow_add)  # type: ignore[arg-type]
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)

@@ -23,6 +23,7 @@ from refind.cli._terminal import (
     _print_trace,
     err,
 )
+from refind.loaders import DEFAULT_USER
 
 # ---------------------------------------------------------------------------------------------- search
 
@@ -30,7 +31,19 @@ from refind.cli._terminal import (
 @main.command(context_settings=_CONTEXT)
 @_data_option
 @click.argument("question")
-@click.option("--user", "-u", required=True, help="Whose history to search (every search is per user).")
+@click.option(
+    "--user",
+    "-u",
+    default=DEFAULT_USER,
+    show_default=True,
+    help="Whose history to search (every search is per user; imports of personal histories use 'me').",
+)
+@click.option(
+    "--source", default=None, help="Only sessions from this app (chatgpt, claude, claude-code, jsonl, ...)."
+)
+@click.option(
+    "--project", default=None, help="Only sessions of this project (a Claude Code working directory)."
+)
 @click.option(
     "--now",
     default=None,
@@ -57,6 +70,8 @@ def search(
     data: Path | None,
     question: str,
     user: str,
+    source: str | None,
+    project: str | None,
     now: str | None,
     agent: str,
     top_k: int | None,
@@ -75,8 +90,9 @@ def search(
     planner = _agent(agent)
     with _open(ctx, data, read_only=True) as mem:
         result = mem.search(
-            question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens
-        )
+            question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens,
+            source=source, project=project,
+        )  # fmt: skip
         unknown_user = not result.evidence and mem.count(user) == 0
         index = str(mem.path)
     if unknown_user and not as_json:
@@ -89,6 +105,6 @@ def search(
         click.echo(result.model_dump_json(indent=2))
         return
     _print_header(result)
-    _print_evidence(result)
+    _print_evidence(result, now_given=now is not None)
     if trace:
         _print_trace(result)

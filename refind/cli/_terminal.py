@@ -67,11 +67,13 @@ def _rounds_text(rounds: Sequence[int]) -> str:
     return "found by " + " and ".join(parts) if parts else ""
 
 
-def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = ()) -> None:
+def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = (), *, now_given: bool = True) -> None:
     """Evidence grouped by session (in time order, as the result holds it); ▶ marks matched turns, ★ the
-    turns named in ``mark`` (the demo's expected answers)."""
+    turns named in ``mark`` (the demo's expected answers). A session's header shows the dates of its
+    shown turns (first to last), its source and title."""
     if not result.evidence:
-        out.print(Text("\nNo evidence found. Try other words, or a later --now.", style="yellow"))
+        later = ", or a later --now" if now_given else ""
+        out.print(Text(f"\nNo evidence found. Try other words{later}.", style="yellow"))
         return
     groups: list[list[refind.Evidence]] = []
     for block in result.evidence:
@@ -86,7 +88,12 @@ def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = ()) -> No
         header.append(
             refind.format_date(first.session_date, "weekday", text=first.session_date_text), style="bold cyan"
         )
+        last_ts = max(t.timestamp for b in blocks for t in b.turns)
+        if refind.format_date(last_ts, "day") != refind.format_date(first.session_date, "day"):
+            header.append(f" - {refind.format_date(last_ts, 'weekday')}", style="bold cyan")
         header.append(f"  session {first.session_id}", style="cyan")
+        if first.source or first.title:
+            header.append("  " + " · ".join(v for v in (first.source, first.title) if v), style="bold")
         header.append(f"  {_rounds_text([r for b in blocks for r in b.rounds])}", style="dim")
         out.print(header)
         grid = Table.grid(padding=(0, 1))

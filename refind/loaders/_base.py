@@ -30,14 +30,14 @@ _MIN_S, _MAX_S = 100_000_000, 7_258_118_400
 
 class ImportedSession(SessionLog):
     """A :class:`~refind.models.SessionLog` with what the source says about the session besides its
-    messages: ``title`` (a ChatGPT or Claude conversation's title, a Claude Code session's summary),
-    ``source`` (the file it came from) and ``metadata`` (e.g. a Claude Code session's ``cwd``).
+    messages and info (``title``: a ChatGPT or Claude conversation's title, a Claude Code session's summary;
+    ``source``: the app; ``project``: a Claude Code session's ``cwd``): ``file``, the file it came from, and
+    ``metadata`` (e.g. a Claude Code session's ``cwd`` and ``gitBranch``).
 
-    :meth:`refind.Memory.import_sessions` takes it like any SessionLog; the index does not keep the
-    title or metadata (only the messages)."""
+    :meth:`refind.Memory.import_sessions` takes it like any SessionLog; the index keeps the messages, the
+    title, the source and the project (not ``file`` or ``metadata``)."""
 
-    title: str | None = None
-    source: str | None = None
+    file: str | None = None
     metadata: dict[str, str] = {}
 
 

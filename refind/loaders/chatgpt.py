@@ -154,7 +154,8 @@ def _conversation(
         messages=messages,
         date=seconds_to_ms(conv.get("create_time")),
         title=title if isinstance(title, str) and title.strip() else None,
-        source=where,
+        source="chatgpt",
+        file=where,
     )
 
 

@@ -126,7 +126,8 @@ def _conversation(
         messages=messages,
         date=iso_to_ms(conv.get("created_at")),
         title=name if isinstance(name, str) and name.strip() else None,
-        source=where,
+        source="claude",
+        file=where,
     )
 
 

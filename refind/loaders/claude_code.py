@@ -180,7 +180,9 @@ def read_claude_code(
             messages=messages,
             date=first_ts.get(sid) if cursor is None else None,
             title=cur.title if sid == cur.session_id else None,
-            source=str(p),
+            source="claude-code",
+            project=cur.metadata.get("cwd"),
+            file=str(p),
             metadata=dict(cur.metadata),
         )
         for sid, messages in groups.items()

@@ -49,7 +49,7 @@ __all__ = ["STATE_FILE", "ImportSummary", "default_state_path", "import_path", "
 log = logging.getLogger(__name__)
 
 STATE_FILE = "import-state.json"
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: sessions record their info digest; a state of 1 means: read every source again
 _TAIL = 4096  # bytes before a log's offset whose digest proves the file was only appended to
 _LINE_FORMATS = ("claude-code", "jsonl")
 
@@ -93,6 +93,14 @@ def default_state_path(mem: Memory) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- the state
+
+
+def _info_digest(log_: SessionLog) -> str:
+    """What a session's info was at its last import (compared, never stored in the index)."""
+    return json.dumps([log_.title, log_.source, log_.project], ensure_ascii=False)
+
+
+_NO_INFO = json.dumps([None, None, None])
 
 
 class _State:
@@ -203,9 +211,10 @@ class _Run:
             before = None if self.rescan and not appended else self.state.sessions.get(key)
             messages = log_.messages
             new = messages
+            info = _info_digest(log_)
             if appended:
-                n, digest = before if before is not None else (0, _EMPTY)
-                self.state.sessions[key] = [n + len(messages), _chain(digest, messages)]
+                n, digest = before[:2] if before is not None else (0, _EMPTY)
+                self.state.sessions[key] = [n + len(messages), _chain(digest, messages), info]
             else:
                 if (
                     before is not None
@@ -215,7 +224,10 @@ class _Run:
                     new = messages[before[0] :]
                 if new is messages and before is not None:
                     log.info("session %r changed since the last import; writing it whole", log_.session_id)
-                self.state.sessions[key] = [len(messages), _chain(_EMPTY, messages)]
+                self.state.sessions[key] = [len(messages), _chain(_EMPTY, messages), info]
+            if not new and messages and (before is None or before[2:] != [info]) and info != _NO_INFO:
+                new = messages[-1:]  # only the info changed (a conversation renamed): it is written with
+                # the last message again (same id: replaced in place)
             if not new:
                 self.unchanged += 1
                 continue
@@ -279,7 +291,7 @@ class _Run:
             logs: list[SessionLog] = list(sessions)
             end, next_line, cursor_data = cur.offset, cur.line, cur.to_json()
         else:
-            logs, end, next_line = read_jsonl(path, offset, int(earlier.get("line", 1)))
+            logs, end, next_line = read_jsonl(path, offset, int(earlier.get("line", 1)), skipped=self.skipped)
         yield from self.select(logs, appended=appended)
         keys_before = set(earlier.get("keys", []))
         self.unchanged += len(keys_before - self.seen)
@@ -308,6 +320,7 @@ def import_path(
     state: str | os.PathLike[str] | None = None,
     progress: Callable[[int], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    written: Callable[[int], None] | None = None,
 ) -> ImportSummary:
     """Import the file or directory at ``path`` into ``mem``, writing only what the last import of it did
     not (see the module docstring). Returns what was done.
@@ -317,7 +330,8 @@ def import_path(
     user id of a personal history (ChatGPT, Claude, Claude Code; default ``"me"``). ``rescan`` reads every
     source whole again, ignoring the state (ids replace: nothing is duplicated). ``state`` overrides where
     the import state is kept (:func:`default_state_path`). ``progress`` is called with the number of
-    messages written after each session. ``stop`` is asked before each session is read: once it says
+    messages read after each session, ``written`` with the number the index took in (every few thousand,
+    from the thread that writes). ``stop`` is asked before each session is read: once it says
     True, what was read so far is saved and the import ends (``interrupted``); the state is then left as
     it was, so the next import reads again what this one did not finish (ids replace: nothing doubles)."""
     started = time.perf_counter()
@@ -343,7 +357,9 @@ def import_path(
             yield log_
 
     try:
-        result = mem.import_sessions(until_stopped(_sources(run, p, fmt, selection)), progress=progress)
+        result = mem.import_sessions(
+            until_stopped(_sources(run, p, fmt, selection)), progress=progress, written=written
+        )
     except InvalidInput as exc:
         raise _with_hint(exc, p, format) from exc
     if not interrupted:

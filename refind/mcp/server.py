@@ -67,6 +67,25 @@ conversation (reuse it to append); each message has a role (user or assistant), 
 optionally, an ISO 8601 timestamp. Pass a request_id to make a retry safe (the same id is written once)."""
 
 
+SESSIONS_DESCRIPTION = """\
+List the user's stored conversations, most recent first: each with its session id, title, source app \
+(chatgpt, claude, claude-code, ...), project, dates and message count. Use it when the user asks what is \
+in their history, or to find a conversation by its title; read one with read_turns."""
+
+SOURCE_FILTER = (
+    "Only conversations from this app: chatgpt, claude, claude-code, jsonl, ... (see list_sessions)."
+)
+PROJECT_FILTER = "Only conversations of this project (a working directory, as list_sessions shows it)."
+
+
+def _summary_line(r: refind.SessionSummary) -> str:
+    first, last = refind.format_date(r.first, "day"), refind.format_date(r.last, "day")
+    when = first if first == last else f"{first} - {last}"
+    parts = [r.session_id, when, f"{r.messages} messages"]
+    parts += [v for v in (r.source, r.project) if v]
+    return f"- {' | '.join(parts)}" + (f": {r.title}" if r.title else "")
+
+
 class NewMessage(BaseModel):
     """A message for ``add_messages``."""
 
@@ -124,15 +143,23 @@ def build_server(
             ),
         ] = None,
         max_tokens: Annotated[
-            int, Field(description="Budget of the evidence; the least relevant blocks are left out first.")
+            int,
+            Field(
+                ge=100,
+                le=20_000,
+                description="Budget of the evidence; the least relevant blocks are left out first.",
+            ),
         ] = 2000,
+        source: Annotated[str | None, Field(description=SOURCE_FILTER)] = None,
+        project: Annotated[str | None, Field(description=PROJECT_FILTER)] = None,
     ) -> str:
         now = _day(today, "today")
-        budget = max(100, min(max_tokens, 20_000))
+        budget = max_tokens
         with _errors():
             result = mem.search(
-                question, user_id, now=_ms(now + _DAY) - 1 if now else datetime.now(UTC), max_tokens=budget
-            )
+                question, user_id, now=_ms(now + _DAY) - 1 if now else datetime.now(UTC), max_tokens=budget,
+                source=source, project=project,
+            )  # fmt: skip
         if not result.evidence:
             return f"Nothing in the history matches {question!r}. Try keyword_search with other words."
         return result.to_text(max_tokens=budget) + _blocks_index(result.by_relevance())
@@ -145,9 +172,13 @@ def build_server(
         date_from: Annotated[str | None, Field(description="First day to include, YYYY-MM-DD.")] = None,
         date_to: Annotated[str | None, Field(description="Last day to include, YYYY-MM-DD.")] = None,
         top_k: Annotated[
-            int, Field(description="How many hits, each shown with its neighbouring turns.")
+            int, Field(ge=1, le=50, description="How many hits, each shown with its neighbouring turns.")
         ] = 5,
-        max_tokens: Annotated[int, Field(description="Budget of the result in tokens.")] = 2000,
+        max_tokens: Annotated[
+            int, Field(ge=100, le=20_000, description="Budget of the result in tokens.")
+        ] = 2000,
+        source: Annotated[str | None, Field(description=SOURCE_FILTER)] = None,
+        project: Annotated[str | None, Field(description=PROJECT_FILTER)] = None,
     ) -> str:
         lo, hi = _day(date_from, "date_from"), _day(date_to, "date_to")
         if lo and hi and lo > hi:
@@ -158,36 +189,64 @@ def build_server(
                 user_id,
                 date_from=_ms(lo) if lo else None,
                 date_to=_ms(hi + _DAY) - 1 if hi else None,
-                top_k=max(1, min(top_k, 50)),
+                top_k=top_k,
+                source=source,
+                project=project,
             )
         if not blocks:
             period = f" between {lo or 'the start'} and {hi or 'now'}" if lo or hi else ""
             return f"No messages match {keywords!r}{period}. Try other words, or a wider date range."
         result = refind.SearchResult(question=keywords, user_id=user_id, agent="keyword", evidence=blocks)
-        return result.to_text(max_tokens=max(100, min(max_tokens, 20_000))) + _blocks_index(blocks)
+        return result.to_text(max_tokens=max_tokens) + _blocks_index(blocks)
 
     @server.tool(description=READ_DESCRIPTION, annotations=read_only)
     def read_turns(
         session_id: Annotated[str, Field(description="A session id from a search result.")],
-        turn_from: Annotated[int, Field(description="First turn to read (turns start at 0).")],
-        turn_to: Annotated[int, Field(description="Last turn to read, inclusive.")],
+        turn_from: Annotated[int, Field(ge=0, description="First turn to read (turns start at 0).")],
+        turn_to: Annotated[int, Field(ge=0, description="Last turn to read, inclusive.")],
     ) -> str:
         if turn_to < turn_from:
             raise ToolError(f"turn_to {turn_to} is before turn_from {turn_from}")
         last = min(turn_to, turn_from + MAX_READ_TURNS - 1)
         with _errors():
-            hits = mem.window(user_id, session_id, max(0, turn_from), last)
+            hits = mem.window(user_id, session_id, turn_from, last)
+            after = mem.window(user_id, session_id, last + 1, turn_to)[:1] if last < turn_to else []
+            stored = mem.session(user_id, session_id)[-1:] if not hits and not after else []
         if not hits:
-            return (
-                f"Session {session_id!r} has no turns {turn_from}-{turn_to} (check the id and turn numbers)."
+            if after:
+                return f"Session {session_id!r} has no turns {turn_from}-{last}; read_turns from {after[0].turn}."
+            if not stored:
+                raise ToolError(
+                    f"no session {session_id!r} in this history: take session ids from search results"
+                )
+            raise ToolError(
+                f"session {session_id!r} has turns 0-{stored[0].turn}, none in {turn_from}-{turn_to}"
             )
         lines = [f"[session {session_id} | turns {hits[0].turn}-{hits[-1].turn}]"]
         lines += [
             f"{h.turn} {h.speaker or h.role} ({refind.format_date(h.timestamp, 'minute')}): {h.content}"
             for h in hits
         ]
-        if last < turn_to:
-            lines.append(f"(more turns follow: read_turns from {last + 1})")
+        if after:
+            lines.append(f"(more turns follow: read_turns from {after[0].turn})")
+        return "\n".join(lines)
+
+    @server.tool(description=SESSIONS_DESCRIPTION, annotations=read_only)
+    def list_sessions(
+        source: Annotated[
+            str | None, Field(description="Only this app: chatgpt, claude, claude-code, jsonl, ...")
+        ] = None,
+        project: Annotated[str | None, Field(description="Only this project (a working directory).")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="How many, most recent first.")] = 20,
+        offset: Annotated[int, Field(ge=0, description="How many to skip (for the next page).")] = 0,
+    ) -> str:
+        with _errors():
+            rows = mem.sessions(user_id, source=source, project=project, limit=limit + 1, offset=offset)
+        if not rows:
+            return "No sessions." if offset == 0 else f"No sessions after the first {offset}."
+        lines = [_summary_line(r) for r in rows[:limit]]
+        if len(rows) > limit:
+            lines.append(f"(more sessions: list_sessions with offset {offset + limit})")
         return "\n".join(lines)
 
     if allow_add:
@@ -256,7 +315,11 @@ def serve(
         log.info("refind MCP server: user %r, index %s, %s", user_id, mem.path, transport)
         server = build_server(mem, user_id, allow_add=allow_add)
         if transport == "stdio":
-            server.run("stdio")
+            import anyio
+
+            from refind.mcp._stdio import run_stdio
+
+            anyio.run(run_stdio, server._lowlevel_server)  # the SDK's server behind MCPServer
         else:
             server.run("streamable-http", host=host, port=port)
     finally:

@@ -184,6 +184,9 @@ def build_blocks(
                         "session_id": sid,
                         "session_date": run[0].timestamp,
                         "session_date_text": run[0].time_text,
+                        "title": None,  # the session's info: added once per result (with_info)
+                        "source": None,
+                        "project": None,
                         "turns": [
                             trusted(
                                 Turn,

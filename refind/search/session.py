@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -84,8 +84,10 @@ class SearchSession:
         hit_tokens: int | None = 1000,
         latest_boost: float = 0.0,
         standing: int = 0,
+        scope: Sequence[str] | None = None,
     ) -> None:
         self.store = store
+        self.scope = list(scope) if scope is not None else None  # the sessions searched (None: all)
         self.user_id = user_id
         self.question = question
         self.now = now
@@ -144,6 +146,7 @@ class SearchSession:
         return Filters(
             time_from=date_from,
             time_to=date_to,
+            session_ids=self.scope,
             exclude_ids=sorted(self.read_ids) if self.readset == "message" and self.read_ids else None,
             exclude_sessions=sorted(self.read_sessions)
             if self.readset == "session" and self.read_sessions
@@ -187,6 +190,13 @@ class SearchSession:
             self.terms.extend(t for t in block.terms if t not in self.terms)
         for order in orders:
             self._credit(order, weight)
+        if weight > 0 and hits:  # title words count for the session: its title's rank, among those hit
+            with_hits = list(dict.fromkeys(h.session_id for h in hits))
+            titled = [
+                sid for sid, _ in self.store.query_titles(self.user_id, keywords, len(with_hits), with_hits)
+            ]
+            if titled:
+                self._credit(titled, weight)
         new = self._absorb(found)
         self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
         return new
@@ -399,6 +409,9 @@ class SearchSession:
                     "session_id": h.session_id,
                     "session_date": h.timestamp,
                     "session_date_text": h.time_text,
+                    "title": None,
+                    "source": None,
+                    "project": None,
                     "turns": [
                         trusted(
                             Turn,
@@ -461,6 +474,7 @@ class SearchSession:
         if self.shape == "breadth":
             blocks = drop_near_duplicates(blocks)
         blocks.extend(self.standing_blocks())
+        blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
         if max_tokens is not None:
             blocks = pack_for(
                 blocks, max_tokens, self.shape, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
@@ -565,6 +579,24 @@ def drop_near_duplicates(blocks: list[Evidence], threshold: float = 0.8) -> list
         kept.append((block, words))
     ids = {b.id for b, _ in kept}
     return [b for b in blocks if b.id in ids]
+
+
+def with_info(store: Reader, user_id: str, blocks: list[Evidence]) -> list[Evidence]:
+    """``blocks`` with their sessions' title, source and project (one lookup for all)."""
+    if not blocks:
+        return blocks
+    infos = store.session_infos(user_id, list(dict.fromkeys(b.session_id for b in blocks)))
+    if not infos:
+        return blocks
+    out = []
+    for b in blocks:
+        i = infos.get(b.session_id)
+        out.append(
+            b
+            if i is None
+            else b.model_copy(update={"title": i.title, "source": i.source, "project": i.project})
+        )
+    return out
 
 
 def _recency_factors(dates: dict[str, int], boost: float) -> dict[str, float]:

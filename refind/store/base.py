@@ -56,7 +56,9 @@ __all__ = [
     "Reader",
     "Record",
     "SessionDoc",
+    "SessionInfo",
     "SessionState",
+    "SessionCounts",
     "WriteBatch",
     "Writer",
 ]
@@ -149,13 +151,40 @@ class Marker:
     payload: str
 
 
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What an export says about a session: its ``title`` (searchable: title words count for the session),
+    the ``source`` app it came from (``chatgpt``, ``claude``, ``claude-code``, ``jsonl``, ...) and its
+    ``project`` (a Claude Code working directory, a ChatGPT or Claude project). Written with a batch, it
+    replaces the session's stored info; it goes with the session (deleted with its last message)."""
+
+    user_id: str
+    session_id: str
+    title: str | None = None
+    source: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCounts:
+    """One stored session of a user, from its messages: how many, and the first and last message times
+    (epoch ms)."""
+
+    session_id: str
+    messages: int
+    first: int
+    last: int
+
+
 @dataclass(slots=True)
 class WriteBatch:
-    """What one add (or one slice of a bulk import) writes: messages, session documents, a marker."""
+    """What one add (or one slice of a bulk import) writes: messages, session documents, session info,
+    a marker."""
 
     records: list[Record] = field(default_factory=list)
     sessions: list[SessionDoc] = field(default_factory=list)
     marker: Marker | None = None
+    infos: list[SessionInfo] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +272,23 @@ class Reader(Protocol):
         """User ids with at least one message, sorted."""
         ...
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        """The stored info of ``user_id``'s sessions (those listed, or all), by session id; sessions without
+        info are absent."""
+        ...
+
+    def query_titles(
+        self, user_id: str, text: str, k: int, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over the titles of ``user_id``'s sessions (restricted to ``session_ids`` when given):
+        (session id, score), best first."""
+        ...
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        """Every session of ``user_id`` that holds messages: its message count and first and last times
+        (in no particular order)."""
+        ...
+
 
 @runtime_checkable
 class Writer(Protocol):
@@ -277,6 +323,11 @@ class Writer(Protocol):
     def delete_user(self, user_id: str) -> int:
         """Delete every message, session document and request marker of ``user_id``, durably; returns
         the messages removed."""
+        ...
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete one session of ``user_id`` (its messages, session document and info) durably, with
+        everything written before; returns the messages removed (0: nothing stored, nothing done)."""
         ...
 
     def expire(self, cutoff_ms: int) -> Expired:

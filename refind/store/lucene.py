@@ -26,7 +26,15 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store._jvm import ensure_jvm, java_exception_class, jclass
-from refind.store.base import ANALYZER_NAME, Expired, Filters, SessionState, WriteBatch
+from refind.store.base import (
+    ANALYZER_NAME,
+    Expired,
+    Filters,
+    SessionCounts,
+    SessionInfo,
+    SessionState,
+    WriteBatch,
+)
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
 
@@ -356,6 +364,32 @@ class LuceneStore:
         with self._java("stats"):
             return [str(u) for u in json.loads(str(self._reading().users()))]
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        if session_ids is not None and not session_ids:
+            return {}
+        wanted = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
+        with self._java("search"):
+            out = self._reading().sessionInfos(user_id, wanted)
+        return {
+            str(sid): SessionInfo(user_id, str(sid), title, source, project)
+            for sid, title, source, project in json.loads(str(out))
+        }
+
+    def query_titles(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        if k <= 0 or not text or not text.strip() or (session_ids is not None and not session_ids):
+            return []
+        sessions = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
+        with self._java("search"):
+            out = self._reading().searchTitles(user_id, text, int(k), sessions)
+        return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        with self._java("search"):
+            out = self._reading().sessionSummaries(user_id)
+        return [SessionCounts(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
+
     # ------------------------------------------------------------------ writing
 
     def session_states(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], SessionState]:
@@ -421,6 +455,7 @@ class LuceneStore:
                 for s in batch.sessions
             ],
             "marker": None if m is None else [m.user_id, m.request_id, m.payload],
+            "infos": [[i.user_id, i.session_id, i.title, i.source, i.project] for i in batch.infos],
         }
         with self._java("write"):
             engine.write(json.dumps(body, ensure_ascii=False))
@@ -434,6 +469,11 @@ class LuceneStore:
         engine = self._writable()
         with self._java("delete"):
             return int(engine.deleteUser(user_id))
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        engine = self._writable()
+        with self._java("delete"):
+            return int(engine.deleteSessionOf(user_id, session_id))
 
     def expire(self, cutoff_ms: int) -> Expired:
         engine = self._writable()

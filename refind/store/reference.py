@@ -39,7 +39,16 @@ from refind.config import Settings
 from refind.errors import StoreClosed
 from refind.models import Hit
 from refind.store.analysis import analyze as _analyze
-from refind.store.base import Expired, Filters, Record, SessionState, WriteBatch, query_bag
+from refind.store.base import (
+    Expired,
+    Filters,
+    Record,
+    SessionCounts,
+    SessionInfo,
+    SessionState,
+    WriteBatch,
+    query_bag,
+)
 
 __all__ = ["ReferenceStore"]
 
@@ -223,6 +232,11 @@ class ReferenceStore:
         self._session_field = _Field()
         self._session_seqs: dict[int, tuple[str, str]] = {}
         self._markers: dict[tuple[str, str], tuple[str, int]] = {}  # (user, request) -> (payload, added)
+        self._infos: dict[
+            tuple[str, str], tuple[SessionInfo, int, dict[str, int]]
+        ] = {}  # info, seq, title tf
+        self._title_field = _Field()
+        self._title_seqs: dict[int, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -397,6 +411,60 @@ class ReferenceStore:
             self._check()
             return sorted(u for u, seqs in self._by_user.items() if seqs)
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        self._check()
+        with self._lock:
+            self._check()
+            if session_ids is None:
+                return {sid: i for (u, sid), (i, _, _) in self._infos.items() if u == user_id}
+            out = {}
+            for sid in session_ids:
+                found = self._infos.get((user_id, sid))
+                if found is not None:
+                    out[sid] = found[0]
+            return out
+
+    def query_titles(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over ``user_id``'s session titles (restricted to ``session_ids`` when given)."""
+        self._check()
+        if k <= 0 or not text or not text.strip():
+            return []
+        bag = query_bag(_analyze(text))
+        if not bag:
+            return []
+        allowed = set(session_ids) if session_ids is not None else None
+        with self._lock:
+            self._check()
+            scorers = self._title_field.scorers(bag, self._k1, self._b)
+            candidates: set[int] = set()
+            for term, _, _ in scorers:
+                candidates |= self._title_field.postings[term]
+            scored = []
+            for seq in candidates:
+                user, sid = self._title_seqs[seq]
+                if user != user_id or (allowed is not None and sid not in allowed):
+                    continue
+                tf = self._infos[(user, sid)][2]
+                scored.append((-_score(tf, _norm(tf), scorers), seq, sid))
+            return [(sid, -neg) for neg, _, sid in heapq.nsmallest(int(k), scored)]
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        self._check()
+        with self._lock:
+            self._check()
+            acc: dict[str, list[int]] = {}
+            for d in self._user_docs(user_id):
+                a = acc.get(d.session_id)
+                if a is None:
+                    acc[d.session_id] = [1, d.ts, d.ts]
+                else:
+                    a[0] += 1
+                    a[1] = min(a[1], d.ts)
+                    a[2] = max(a[2], d.ts)
+            return [SessionCounts(sid, n, lo, hi) for sid, (n, lo, hi) in acc.items()]
+
     # ------------------------------------------------------------------ writing
 
     def _session_states(self, user_id: str, session_ids: Sequence[str]) -> dict[str, SessionState]:
@@ -471,6 +539,8 @@ class ReferenceStore:
         for s in batch.sessions:
             tf = Counter(_analyze(s.text)) if s.text is not None else None
             ops.append(partial(self._apply_session, s.user_id, s.session_id, s.text, tf))
+        for info in batch.infos:
+            ops.append(partial(self._apply_info, info, Counter(_analyze(info.title or ""))))
         if batch.marker is not None:
             m = batch.marker
             ops.append(partial(self._apply_marker, m.user_id, m.request_id, m.payload, added))
@@ -495,6 +565,17 @@ class ReferenceStore:
             self._check()
             before = len(self._by_user.get(user_id, ()))
             self._pending.append(partial(self._apply_delete_user, user_id))
+            self.commit()
+            return before
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete one session's messages, document and info (with everything written before, committed);
+        returns the messages removed."""
+        self._check()
+        with self._lock:
+            self._check()
+            before = sum(1 for d in self._user_docs(user_id) if d.session_id == session_id)
+            self._pending.append(partial(self._apply_delete_session, user_id, session_id))
             self.commit()
             return before
 
@@ -552,11 +633,31 @@ class ReferenceStore:
             self._session_field.remove(old.seq, old.tf)
             del self._session_seqs[old.seq]
         if text is None or tf is None:
+            self._drop_info(key)  # the session is gone, and its info with it
             return
         seq = self._next_seq()
         self._sessions[key] = _SessionDoc(seq, text, dict(tf), _norm(tf))
         self._session_field.add(seq, tf)
         self._session_seqs[seq] = key
+
+    def _drop_info(self, key: tuple[str, str]) -> None:
+        old = self._infos.pop(key, None)
+        if old is not None:
+            self._title_field.remove(old[1], old[2])
+            del self._title_seqs[old[1]]
+
+    def _apply_info(self, info: SessionInfo, tf: dict[str, int]) -> None:
+        key = (info.user_id, info.session_id)
+        self._drop_info(key)
+        seq = self._next_seq()
+        self._infos[key] = (info, seq, dict(tf))
+        self._title_field.add(seq, tf)
+        self._title_seqs[seq] = key
+
+    def _apply_delete_session(self, user_id: str, session_id: str) -> None:
+        for seq in [s for s in self._by_user.get(user_id, ()) if self._docs[s].session_id == session_id]:
+            self._remove_doc(seq)
+        self._apply_session(user_id, session_id, None, None)
 
     def _apply_marker(self, user_id: str, request_id: str, payload: str, added: int) -> None:
         self._markers[(user_id, request_id)] = (payload, added)
@@ -574,6 +675,8 @@ class ReferenceStore:
             self._apply_session(key[0], key[1], None, None)
         for key in [k for k in self._markers if k[0] == user_id]:
             del self._markers[key]
+        for key in [k for k in self._infos if k[0] == user_id]:
+            self._drop_info(key)
 
     # ------------------------------------------------------------------ closing
 

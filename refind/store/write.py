@@ -36,6 +36,7 @@ from refind.store.base import (
     Record,
     RequestTaken,
     SessionDoc,
+    SessionInfo,
     SessionState,
     WriteBatch,
     WriteRaced,
@@ -201,13 +202,41 @@ def candidate_ids(session_id: str, messages: Sequence[Message], state: SessionSt
     return list(dict.fromkeys(ids))
 
 
-def body_digest(session_id: str, messages: Sequence[Message], session_ms: int | None) -> str:
-    body = {
+def body_digest(
+    session_id: str, messages: Sequence[Message], session_ms: int | None, info: SessionInfo | None = None
+) -> str:
+    body: dict[str, object] = {
         "session_id": session_id,
         "session_time": session_ms,
         "messages": [m.model_dump(exclude_none=True) for m in messages],
     }
+    if info is not None:  # only then: the digests of adds without info stay what they were
+        body["info"] = [info.title, info.source, info.project]
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def merged_info(given: SessionInfo | None, stored: SessionInfo | None) -> SessionInfo | None:
+    """The info to write for a session: what is ``given`` over what is ``stored`` (a field left out keeps
+    the stored one); None when nothing is given or nothing would change."""
+    if given is None or (given.title is None and given.source is None and given.project is None):
+        return None
+    if stored is None:
+        return given
+    out = SessionInfo(
+        given.user_id,
+        given.session_id,
+        given.title if given.title is not None else stored.title,
+        given.source if given.source is not None else stored.source,
+        given.project if given.project is not None else stored.project,
+    )
+    return None if out == stored else out
+
+
+def info_of(log_: SessionLog) -> SessionInfo | None:
+    """The session info a log gives, or None."""
+    if log_.title is None and log_.source is None and log_.project is None:
+        return None
+    return SessionInfo(log_.user_id, log_.session_id, log_.title, log_.source, log_.project)
 
 
 def _conflict(request_id: str) -> RequestConflict:
@@ -242,9 +271,10 @@ class _Pending:
     sessions: dict[tuple[str, str], tuple[int, SessionState]] = field(default_factory=dict)
     ids: dict[tuple[str, str], tuple[int, Hit]] = field(default_factory=dict)
     markers: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    infos: dict[tuple[str, str], tuple[int, SessionInfo]] = field(default_factory=dict)
 
     def drop(self, upto: int) -> None:
-        for overlay in (self.sessions, self.ids, self.markers):
+        for overlay in (self.sessions, self.ids, self.markers, self.infos):
             for k in [k for k, (g, _) in overlay.items() if g <= upto]:  # type: ignore[attr-defined]
                 del overlay[k]  # type: ignore[attr-defined]
 
@@ -274,6 +304,7 @@ class WritePath:
         request_id: str | None,
         session_ms: int | None,
         session_text: str | None,
+        info: SessionInfo | None = None,
     ) -> AddResult:
         """Write one add and return once it is durable and visible (see :meth:`refind.Memory.add`).
 
@@ -282,7 +313,9 @@ class WritePath:
         again, after the other writer's turns, a bounded number of times."""
         for attempt in range(_RACE_RETRIES + 1):
             try:
-                return self._add_once(user_id, session_id, messages, request_id, session_ms, session_text)
+                return self._add_once(
+                    user_id, session_id, messages, request_id, session_ms, session_text, info
+                )
             except WriteRaced as exc:
                 if (user_id, session_id) not in exc.keys or attempt == _RACE_RETRIES:
                     raise
@@ -297,14 +330,15 @@ class WritePath:
         request_id: str | None,
         session_ms: int | None,
         session_text: str | None,
+        info: SessionInfo | None = None,
     ) -> AddResult:
-        digest = body_digest(session_id, messages, session_ms) if request_id is not None else None
+        digest = body_digest(session_id, messages, session_ms, info) if request_id is not None else None
         with self._lock:
             duplicate_of = self._duplicate_of(user_id, request_id, digest) if request_id and digest else None
             if duplicate_of is None:
                 try:
                     gen, added, replaced = self._write_add(
-                        user_id, session_id, messages, session_ms, session_text, request_id, digest
+                        user_id, session_id, messages, session_ms, session_text, request_id, digest, info
                     )
                 except AlreadyApplied:  # another process applied this request id meanwhile
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
@@ -383,6 +417,7 @@ class WritePath:
         session_text: str | None,
         request_id: str | None,
         digest: str | None,
+        info: SessionInfo | None = None,
     ) -> tuple[int, int, int]:
         """Resolve and write one add without committing; (write generation, added, replaced). Holds the
         lock; the overlays keep the write visible to later adds until its commit lands."""
@@ -393,7 +428,16 @@ class WritePath:
             payload = json.dumps({"digest": digest, "session_id": session_id, "messages": len(res.records)})
             marker = Marker(user_id, request_id, payload)
         doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
-        self.engine.write(WriteBatch(res.records, [doc], marker))
+        infos = []
+        if info is not None:
+            stored = self._pending.infos.get((user_id, session_id))
+            prior = stored[1] if stored is not None else None
+            if stored is None:
+                prior = self.engine.session_infos(user_id, [session_id]).get(session_id)
+            new_info = merged_info(info, prior)
+            if new_info is not None:
+                infos.append(new_info)
+        self.engine.write(WriteBatch(res.records, [doc], marker, infos))
         self._gen += 1
         moved = moved_from(session_id, res.records, existing)
         if moved:  # the sessions it left: their documents from their turns, once the move is committed
@@ -409,6 +453,8 @@ class WritePath:
             self._pending.ids[(user_id, r.id)] = (gen, _as_hit(r))
         if marker is not None:
             self._pending.markers[(user_id, marker.request_id)] = (gen, marker.payload)
+        for written in infos:
+            self._pending.infos[(user_id, session_id)] = (gen, written)
         unique = len({r.id for r in res.records})
         return gen, unique - res.replaced, res.replaced
 
@@ -494,16 +540,22 @@ class WritePath:
     # ------------------------------------------------------------------ bulk import
 
     def import_sessions(
-        self, logs: Iterable[SessionLog], *, progress: Callable[[int], None] | None = None
+        self,
+        logs: Iterable[SessionLog],
+        *,
+        progress: Callable[[int], None] | None = None,
+        written: Callable[[int], None] | None = None,
     ) -> ImportResult:
         """Write many sessions: resolved in slices (one batched lookup per user and slice), committed every
         ``_COMMIT_EVERY`` messages or ``_COMMIT_CHARS`` characters and at the end. Same semantics as
-        :meth:`add` per session."""
+        :meth:`add` per session. ``progress`` is called with the messages of each session resolved,
+        ``written`` (from the writing thread) with the messages the engine has indexed, every
+        ``_WRITE_STEP`` or so."""
         total = ImportResult(user_id="*", session_id="*")
         users: set[str] = set()
         with self._lock:
             self._commit_now()
-            run = _Import(self, total, users, progress)
+            run = _Import(self, total, users, progress, written)
             try:
                 size = _SENT_SLICE_MESSAGES if self.engine.commit_slices else _SLICE_MESSAGES
                 for chunk in _slices(logs, size):
@@ -520,6 +572,11 @@ class WritePath:
         with self._lock:
             self._commit_now()
             return self.engine.delete_user(user_id)
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        with self._lock:
+            self._commit_now()
+            return self.engine.delete_session(user_id, session_id)
 
     def delete_added_before(self, cutoff_ms: int) -> int:
         """Retention: everything added before ``cutoff_ms`` (messages with their requests' markers), and
@@ -573,6 +630,7 @@ class _Import:
         total: ImportResult,
         users: set[str],
         progress: Callable[[int], None] | None,
+        written: Callable[[int], None] | None = None,
     ) -> None:
         self.path = path
         self.engine = path.engine
@@ -581,9 +639,10 @@ class _Import:
         self.progress = progress
         self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
         self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
+        self.infos: dict[tuple[str, str], SessionInfo] = {}  # written in this import (kept across commits)
         self.uncommitted = 0
         self.uncommitted_chars = 0
-        self.writer = _Pipeline(self.engine)
+        self.writer = _Pipeline(self.engine, written)
 
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
         """Resolve and write one slice with two batched lookups (stored sessions, then the ids its
@@ -604,6 +663,13 @@ class _Import:
                 candidate_ids(log_.session_id, messages, state_of(key))
             )
         found = self.engine.existing(candidates)
+        given: dict[str, list[str]] = {}
+        for log_, _ in chunk:
+            if info_of(log_) is not None:
+                given.setdefault(log_.user_id, []).append(log_.session_id)
+        stored_infos = {
+            (u, sid): i for u, sids in given.items() for sid, i in self.engine.session_infos(u, sids).items()
+        }
         states = {
             (log_.user_id, log_.session_id): state_of((log_.user_id, log_.session_id)) for log_, _ in chunk
         }
@@ -643,6 +709,10 @@ class _Import:
             batch.sessions.append(
                 SessionDoc(u, sid, text, res.new, res.appended if text is res.text else None)
             )
+            info = merged_info(info_of(log_), self.infos.get(key) or stored_infos.get(key))
+            if info is not None:
+                batch.infos.append(info)
+                self.infos[key] = info
             left = moved_from(sid, res.records, known)
             if left:
                 moved.append((u, left))
@@ -683,6 +753,35 @@ class _Import:
         self._commit(WriteBatch())
 
 
+_WRITE_STEP = 2_000  # messages per engine write when an import reports what is written
+
+
+def _parts(batch: WriteBatch) -> Iterator[WriteBatch]:
+    """``batch`` as consecutive batches of whole sessions (records, session document, info together: an
+    engine's ``appended`` hint refers to the records of its own batch), about ``_WRITE_STEP`` messages each;
+    the marker goes with the last."""
+    by_session: dict[tuple[str, str], list[Record]] = {}
+    for r in batch.records:
+        by_session.setdefault((r.user_id, r.session_id), []).append(r)
+    infos = {(i.user_id, i.session_id): i for i in batch.infos}
+    part = WriteBatch()
+    for doc in batch.sessions:
+        key = (doc.user_id, doc.session_id)
+        part.records.extend(by_session.pop(key, []))
+        part.sessions.append(doc)
+        if key in infos:
+            part.infos.append(infos.pop(key))
+        if len(part.records) >= _WRITE_STEP:
+            yield part
+            part = WriteBatch()
+    for records in by_session.values():  # records without a session document (none today)
+        part.records.extend(records)
+    part.infos.extend(infos.values())
+    part.marker = batch.marker
+    if part.records or part.sessions or part.infos or part.marker is not None:
+        yield part
+
+
 class _Pipeline:
     """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
     is resolved (the engine's Java calls release the GIL; a remote engine's requests wait on the network),
@@ -691,10 +790,11 @@ class _Pipeline:
     slice's commit has landed or not). ``drain`` waits until all are written and raises what a write
     raised."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, written: Callable[[int], None] | None = None) -> None:
         import queue
 
         self.engine = engine
+        self.written = written
         self.queue: queue.Queue[WriteBatch | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="refind-import-writer", daemon=True)
@@ -705,7 +805,13 @@ class _Pipeline:
             batch = self.queue.get()
             try:
                 if batch is not None and self.error is None:
-                    self.engine.write(batch)
+                    if self.written is None:
+                        self.engine.write(batch)
+                    else:  # in steps of whole sessions, so a progress bar moves while a slice is indexed
+                        for part in _parts(batch):
+                            self.engine.write(part)
+                            if part.records:
+                                self.written(len(part.records))
                     if self.engine.commit_slices:
                         self.engine.commit()
             except BaseException as exc:  # handed to the importing thread at its next put or drain

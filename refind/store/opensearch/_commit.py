@@ -314,8 +314,9 @@ class Commits:
                 "_id": doc_id(user, sid),
                 "routing": user,
             }
-            if s.text is None:
+            if s.text is None:  # the session is gone, and its info with it
                 actions.append(({"delete": meta}, None))
+                actions.append(({"delete": {**meta, "_index": self.index["infos"]}}, None))
                 continue
             body: dict[str, Any] = {
                 "user_id": user,
@@ -379,6 +380,23 @@ class Commits:
                     "role": r.role, "turn": int(r.turn), "ts": int(r.timestamp), "added": added,
                     "seq": self._next_seq(), "contents": r.content, "raw": raw(r),
                 }))  # fmt: skip
+            for info in batch.infos:
+                if (info.user_id, info.session_id) in raced:
+                    continue
+                text = json.dumps(
+                    [info.session_id, info.title, info.source, info.project], ensure_ascii=False
+                )
+                where = {
+                    "_index": self.index["infos"], "_id": doc_id(info.user_id, info.session_id),
+                    "routing": info.user_id,
+                }  # fmt: skip
+                body: dict[str, Any] = {
+                    "user_id": info.user_id, "session_id": info.session_id, "seq": self._next_seq(),
+                    "source": info.source, "project": info.project, "raw": text,
+                }  # fmt: skip
+                if info.title is not None:
+                    body["title"] = info.title
+                writes.append(({"index": where}, body))
         if writes:
             # one request: it waits for the refresh that makes it searchable (and the session documents
             # sent before it). More (``big``: a bulk import's slice): they go two at a time without waiting
@@ -389,7 +407,7 @@ class Commits:
                 if status >= 300:
                     raise StoreError(f"OpenSearch at {self.t.location} refused a message: {item}")
         if big:
-            self.t.refresh(f"{self.index['messages']},{self.index['sessions']}")
+            self.t.refresh(f"{self.index['messages']},{self.index['sessions']},{self.index['infos']}")
         done: list[Action] = []
         dropped: list[_Claim] = []
         for batch, claim in run:
@@ -490,10 +508,20 @@ class Commits:
     def delete_user(self, user_id: str) -> int:
         before = self.reads.count(user_id)
         query = {"bool": {"filter": [user_term(user_id)]}}
-        for name in ("messages", "sessions", "requests"):
+        for name in ("messages", "sessions", "infos", "requests"):
             self._delete_matching(name, query, user_id)
         with self._lock:
             self._reads = {k: v for k, v in self._reads.items() if k[0] != user_id}
+        return before
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        query = {"bool": {"filter": [user_term(user_id), {"term": {"session_id": session_id}}]}}
+        kw: dict[str, Any] = {"index": self.index["messages"], "body": {"query": query}, "routing": user_id}
+        before = int(self.t.call("count", lambda: self.t.client.count(**kw))["count"])
+        for name in ("messages", "sessions", "infos"):
+            self._delete_matching(name, query, user_id)
+        with self._lock:
+            self._reads.pop((user_id, session_id), None)
         return before
 
     def _delete_matching(self, name: str, query: dict[str, Any], routing: str | None) -> None:

@@ -10,13 +10,14 @@ filters on ``user_id`` and is routed by it. BM25 statistics are per shard (docs/
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from refind.models import Hit
 from refind.store.analysis import analyze as _analyze
-from refind.store.base import Filters, query_bag
+from refind.store.base import Filters, SessionCounts, SessionInfo, query_bag
 from refind.store.opensearch._schema import HIT_FIELDS, MAX_TURN, doc_id, hit_fields, hit_raw
 from refind.store.opensearch._transport import PAGE, Transport
 
@@ -30,12 +31,11 @@ def user_term(user_id: str) -> dict[str, Any]:
     return {"term": {"user_id": user_id}}
 
 
-def _should(bag: Sequence[tuple[str, int]]) -> dict[str, Any]:
+def _should(bag: Sequence[tuple[str, int]], name: str = "contents") -> dict[str, Any]:
     return {
         "bool": {
             "should": [
-                {"term": {"contents": {"value": t, "boost": n}}} if n > 1 else {"term": {"contents": t}}
-                for t, n in bag
+                {"term": {name: {"value": t, "boost": n}}} if n > 1 else {"term": {name: t}} for t, n in bag
             ]
         }
     }
@@ -95,6 +95,7 @@ class Reads:
     def __init__(self, transport: Transport, index: Mapping[str, str]) -> None:
         self.t = transport
         self.index = index
+        self.no_infos = False  # a reader of a prefix written before session info: it has none
 
     def search(self, name: str, body: dict[str, Any], routing: str | None) -> dict[str, Any]:
         return self.t.search(self.index[name], body, routing)
@@ -262,6 +263,70 @@ class Reads:
             kw["body"] = {"query": {"bool": {"filter": [user_term(user_id)]}}}
             kw["routing"] = user_id
         return int(self.t.call("count", lambda: self.t.client.count(**kw))["count"])
+
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None) -> dict[str, SessionInfo]:
+        if self.no_infos or (session_ids is not None and not session_ids):
+            return {}
+        flt: list[dict[str, Any]] = [user_term(user_id)]
+        if session_ids is not None:
+            flt.append({"terms": {"session_id": list(dict.fromkeys(session_ids))}})
+        out = {}
+        for h in self.scan("infos", {"bool": {"filter": flt}}, user_id, _source=["raw"]):
+            sid, title, source, project = json.loads(h["_source"]["raw"])
+            out[sid] = SessionInfo(user_id, sid, title, source, project)
+        return out
+
+    def query_titles(
+        self, user_id: str, text: str, k: int, session_ids: Sequence[str] | None
+    ) -> list[tuple[str, float]]:
+        if self.no_infos or k <= 0 or not text or not text.strip():
+            return []
+        if session_ids is not None and not session_ids:
+            return []
+        bag = query_bag(_analyze(text))
+        if not bag:
+            return []
+        flt: list[dict[str, Any]] = [user_term(user_id)]
+        if session_ids is not None:
+            flt.append({"terms": {"session_id": list(session_ids)}})
+        body = {
+            "query": {"bool": {"must": [_should(bag, "title")], "filter": flt}},
+            "size": int(k),
+            "sort": [{"_score": "desc"}, {"seq": "asc"}],
+            "track_total_hits": False,
+            "_source": False,
+            "docvalue_fields": ["session_id"],
+        }
+        found = self.search("infos", body, user_id)["hits"]["hits"]
+        return [(h["fields"]["session_id"][0], _float32(h["_score"])) for h in found]
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        out: list[SessionCounts] = []
+        after: dict[str, Any] | None = None
+        while True:
+            comp: dict[str, Any] = {"size": 1000, "sources": [{"s": {"terms": {"field": "session_id"}}}]}
+            if after is not None:
+                comp["after"] = after
+            body = {
+                "size": 0,
+                "query": {"bool": {"filter": [user_term(user_id)]}},
+                "aggs": {
+                    "sessions": {
+                        "composite": comp,
+                        "aggs": {"first": {"min": {"field": "ts"}}, "last": {"max": {"field": "ts"}}},
+                    }
+                },
+            }
+            got = self.search("messages", body, user_id)["aggregations"]["sessions"]
+            out.extend(
+                SessionCounts(
+                    b["key"]["s"], int(b["doc_count"]), int(b["first"]["value"]), int(b["last"]["value"])
+                )
+                for b in got["buckets"]
+            )
+            after = got.get("after_key")
+            if not got["buckets"] or after is None:
+                return out
 
     def users(self) -> list[str]:
         self.t.check()

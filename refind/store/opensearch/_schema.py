@@ -83,6 +83,13 @@ MAPPINGS: dict[str, dict[str, Any]] = {
             "tail": _STORED, "w": _STORED,
         },
     },
+    "infos": {
+        "dynamic": "strict",
+        "properties": {
+            "user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}, "title": _TEXT,
+            "source": _KEYWORD, "project": _KEYWORD, "raw": _STORED,
+        },
+    },
     "requests": {
         "dynamic": "strict",
         "properties": {

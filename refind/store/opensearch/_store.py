@@ -14,7 +14,7 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, ReadOnlyError, StoreError
 from refind.models import Hit
-from refind.store.base import Expired, Filters, SessionState, WriteBatch
+from refind.store.base import Expired, Filters, SessionCounts, SessionInfo, SessionState, WriteBatch
 from refind.store.opensearch._commit import Commits
 from refind.store.opensearch._location import parse_location
 from refind.store.opensearch._reads import Reads
@@ -70,6 +70,9 @@ class OpenSearchStore:
             index = self.index[name]
             exists = self._t.call("opening", partial(self._client.indices.exists, index=index))
             if not exists:
+                if self.read_only and name == "infos":  # a prefix written before session info
+                    self._reads.no_infos = True
+                    continue
                 if self.read_only:
                     raise IndexFormatError(
                         f"no refind index {index} at {self.location}; create one by adding messages"
@@ -142,6 +145,20 @@ class OpenSearchStore:
         """Reads are always current: every commit (of any worker) waits for its refresh."""
         self._t.check()
 
+    def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
+        self._t.check()
+        return self._reads.session_infos(user_id, session_ids)
+
+    def query_titles(
+        self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        self._t.check()
+        return self._reads.query_titles(user_id, text, k, session_ids)
+
+    def session_summaries(self, user_id: str) -> list[SessionCounts]:
+        self._t.check()
+        return self._reads.session_summaries(user_id)
+
     def users(self) -> list[str]:
         return self._reads.users()
 
@@ -177,6 +194,12 @@ class OpenSearchStore:
     def delete_user(self, user_id: str) -> int:
         self._writable()
         return self._commits.delete_user(user_id)
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete one session (its messages, document and info), after committing what was written."""
+        self._writable()
+        self.commit()
+        return self._commits.delete_session(user_id, session_id)
 
     def expire(self, cutoff_ms: int) -> Expired:
         """Retention (applied at the next commit): messages and markers added before ``cutoff_ms``."""

@@ -1202,6 +1202,9 @@ public final class Engine implements Closeable {
         }
         writeSession(user, sid, text, parts, !s.get(3).asBoolean(false));
       }
+      for (JsonNode s : b.path("infos")) {
+        writeInfo(s.get(0).asText(), s.get(1).asText(), s.get(2), s.get(3), s.get(4));
+      }
       JsonNode m = b.get("marker");
       if (m != null && !m.isNull()) {
         writeMarker(m.get(0).asText(), m.get(1).asText(), m.get(2).asText(), added);
@@ -1245,7 +1248,184 @@ public final class Engine implements Closeable {
   private void deleteSession(String user, String sid) throws IOException {
     writer.deleteDocuments(
         new Term("key", SEP + "session" + SEP + user + SEP + sid),
-        new Term("key", SEP + "session-text" + SEP + user + SEP + sid));
+        new Term("key", SEP + "session-text" + SEP + user + SEP + sid),
+        new Term("key", SEP + "session-info" + SEP + user + SEP + sid));
+  }
+
+  private static String textOrNull(JsonNode n) {
+    return n == null || n.isNull() ? null : n.asText();
+  }
+
+  /**
+   * A session's info document (kind "i"): its title (analyzed, for title search), source and project (exact
+   * terms, for filters), all three stored as JSON. Replaces the one stored.
+   */
+  private void writeInfo(String user, String sid, JsonNode title, JsonNode source, JsonNode project)
+      throws IOException {
+    String key = SEP + "session-info" + SEP + user + SEP + sid;
+    Document d = new Document();
+    d.add(new StringField("key", key, Field.Store.NO));
+    d.add(new StringField("kind", "i", Field.Store.NO));
+    d.add(new StringField("s_user", user, Field.Store.NO));
+    d.add(new StringField("i_session", sid, Field.Store.NO));
+    d.add(new SortedDocValuesField("i_session_dv", new BytesRef(sid)));
+    String t = textOrNull(title);
+    if (t != null) {
+      TermsStream stream = new TermsStream();
+      stream.set(terms(t).toArray(new String[0]));
+      d.add(new Field("i_title", stream, TextField.TYPE_NOT_STORED));
+    }
+    StringWriter raw = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(raw)) {
+      g.writeStartArray();
+      g.writeString(sid);
+      g.writeString(t);
+      g.writeString(textOrNull(source));
+      g.writeString(textOrNull(project));
+      g.writeEndArray();
+    }
+    d.add(new StoredField("i_raw", raw.toString()));
+    writer.updateDocument(new Term("key", key), d);
+  }
+
+  /**
+   * The info of {@code user}'s sessions ({@code sessionIds}: a JSON list, or empty for all of them): a JSON
+   * list of [session, title, source, project].
+   */
+  public String sessionInfos(String user, String sessionIds) throws IOException {
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    if (sessionIds != null && !sessionIds.isEmpty()) {
+      b.add(termSet("i_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
+    }
+    IndexSearcher searcher = manager.acquire();
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      StoredFields stored = searcher.storedFields();
+      for (int d : allDocs(searcher, b.build())) {
+        g.writeRawValue(stored.document(d).get("i_raw"));
+      }
+      g.writeEndArray();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toString();
+  }
+
+  /** BM25 over the titles of {@code user}'s sessions (restricted to {@code sessionIds} when given). */
+  public String searchTitles(String user, String text, int k, String sessionIds) throws IOException {
+    Query bag = bagQuery("i_title", text);
+    if (bag == null || k <= 0) {
+      return "[]";
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(bag, Occur.MUST);
+    b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
+    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    if (sessionIds != null && !sessionIds.isEmpty()) {
+      b.add(termSet("i_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
+    }
+    IndexSearcher searcher = manager.acquire();
+    try {
+      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
+      searcher.search(b.build(), collector);
+      ScoreDoc[] docs = collector.topDocs().scoreDocs;
+      String[] sids = sortedValues(searcher, docs, "i_session_dv");
+      StringWriter out = new StringWriter();
+      try (JsonGenerator g = JSON.createGenerator(out)) {
+        g.writeStartArray();
+        for (int i = 0; i < docs.length; i++) {
+          g.writeStartArray();
+          g.writeString(sids[i]);
+          g.writeNumber(docs[i].score);
+          g.writeEndArray();
+        }
+        g.writeEndArray();
+      }
+      return out.toString();
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * Every session of {@code user} with messages, from its messages' doc values: a JSON list of [session,
+   * messages, first time, last time], in the order the sessions' first messages were written.
+   */
+  public String sessionSummaries(String user) throws IOException {
+    IndexSearcher searcher = manager.acquire();
+    Map<String, long[]> by = new LinkedHashMap<>();
+    try {
+      List<Integer> docs = allDocs(searcher, new TermQuery(new Term("user_id", user)));
+      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+      int leafIndex = -1;
+      SortedDocValues sessions = null;
+      NumericDocValues times = null;
+      LeafReaderContext leaf = null;
+      for (int global : docs) {
+        int li = ReaderUtil.subIndex(global, leaves);
+        if (li != leafIndex) {
+          leafIndex = li;
+          leaf = leaves.get(li);
+          sessions = DocValues.getSorted(leaf.reader(), "session_id");
+          times = DocValues.getNumeric(leaf.reader(), "ts");
+        }
+        int d = global - leaf.docBase;
+        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
+        long ts = times.advanceExact(d) ? times.longValue() : 0L;
+        long[] acc = by.get(sid);
+        if (acc == null) {
+          by.put(sid, new long[] {1, ts, ts});
+        } else {
+          acc[0]++;
+          acc[1] = Math.min(acc[1], ts);
+          acc[2] = Math.max(acc[2], ts);
+        }
+      }
+    } finally {
+      manager.release(searcher);
+    }
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      for (Map.Entry<String, long[]> e : by.entrySet()) {
+        g.writeStartArray();
+        g.writeString(e.getKey());
+        g.writeNumber(e.getValue()[0]);
+        g.writeNumber(e.getValue()[1]);
+        g.writeNumber(e.getValue()[2]);
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+    }
+    return out.toString();
+  }
+
+  /**
+   * Deletes one session of {@code user}: its messages, session documents and info, durably (with every
+   * write before it). Returns the messages removed.
+   */
+  public long deleteSessionOf(String user, String sid) throws IOException {
+    checkWritable();
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    b.add(new TermQuery(new Term("session_id", sid)), Occur.FILTER);
+    Query messages = b.build();
+    long before;
+    IndexSearcher searcher = manager.acquire();
+    try {
+      before = searcher.count(messages);
+    } finally {
+      manager.release(searcher);
+    }
+    synchronized (writeLock) {
+      writer.deleteDocuments(messages);
+      deleteSession(user, sid);
+    }
+    commit();
+    return before;
   }
 
   private void writeMarker(String user, String requestId, String payload, long added) throws IOException {

@@ -1,0 +1,157 @@
+"""``refind sessions``, ``show``, ``export``, ``delete-session`` and ``search --source`` through click's
+CliRunner, in-process, over a real Lucene index of the fixture exports."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import refind
+from refind.cli import EXIT_ERROR, main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LISBON = "6612f0a1-2222-4c1e-9e0a-000000000002"
+CODE_MAIN = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"
+
+
+def run(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=True)
+
+
+def flat(text: str) -> str:
+    """``text`` with its line wraps undone (rich wraps at the runner's 80 columns)."""
+    return " ".join(text.split())
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    logger = logging.getLogger("refind")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> str:
+    path = str(tmp_path / "index")
+    for source in (FIXTURES / "chatgpt" / "conversations.json", FIXTURES / "claude-code"):
+        done = run("--data", path, "import", str(source), "--quiet")
+        assert done.exit_code == 0, done.output
+    return path
+
+
+def test_sessions_lists_titles_sources_dates_and_pages(data: str) -> None:
+    table = run("--data", data, "sessions")
+    assert table.exit_code == 0, table.output
+    assert "Lisbon in May" in table.stdout and "claude-code" in table.stdout and "chatgpt" in table.stdout
+    rows = [json.loads(line) for line in run("--data", data, "sessions", "--json").stdout.splitlines()]
+    assert len(rows) == 7 and {r["source"] for r in rows} == {"chatgpt", "claude-code"}
+    assert rows[0]["last"] >= rows[-1]["last"]
+    page = run("--data", data, "sessions", "--json", "--limit", "2", "--offset", "1")
+    assert [json.loads(line) for line in page.stdout.splitlines()] == rows[1:3]
+    assert "More sessions follow: --offset 3" in page.stderr
+    code = run("--data", data, "sessions", "--json", "--source", "claude-code").stdout.splitlines()
+    assert len(code) == 4 and all(
+        json.loads(line)["project"] == "/home/maya/projects/weather" for line in code
+    )
+    assert run("--data", data, "sessions", "--user", "nobody").stdout.strip() == "No sessions."
+
+
+def test_show_prints_a_whole_session_paged(data: str) -> None:
+    shown = run("--data", data, "show", LISBON)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == "Lisbon in May"
+    assert "4 messages · chatgpt" in shown.stdout and "Where should we stay in Lisbon" in shown.stdout
+    body = json.loads(run("--data", data, "show", CODE_MAIN, "--json", "--from", "2", "--limit", "3").stdout)
+    assert body["session"]["title"] == "Fix flaky forecast cache test"
+    assert [t["turn"] for t in body["turns"]] == [2, 3, 4]
+    paged = run("--data", data, "show", CODE_MAIN, "--limit", "3")
+    assert "More turns follow: --from 3" in paged.stderr
+    missing = run("--data", data, "show", "no-such-session")
+    assert missing.exit_code == EXIT_ERROR
+    assert (
+        missing.stderr.strip()
+        == "Error: user 'me' has no session 'no-such-session'; `refind sessions` lists them"
+    )
+
+
+def test_export_then_import_gives_the_same_index(data: str, tmp_path: Path) -> None:
+    out = tmp_path / "history.jsonl"
+    done = run("--data", data, "export", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    with refind.Memory(data, read_only=True) as mem:
+        total = mem.count("me")
+    assert f"Exported {total} messages to" in flat(done.stderr)
+    copy = str(tmp_path / "copy")
+    back = run("--data", copy, "import", str(out), "--quiet")
+    assert back.exit_code == 0, back.output
+    with refind.Memory(data, read_only=True) as a, refind.Memory(copy, read_only=True) as b:
+        assert a.sessions("me") == b.sessions("me")
+        assert all(a.session("me", s.session_id) == b.session("me", s.session_id) for s in a.sessions("me"))
+    assert run("--data", data, "export").stdout == out.read_text(encoding="utf-8")  # stdout: the same lines
+
+
+def test_delete_session_is_confirmed_durable_and_idempotent(data: str) -> None:
+    with refind.Memory(data, read_only=True) as mem:
+        before = mem.count("me")
+    declined = run("--data", data, "delete-session", LISBON, input="n\n")
+    assert declined.exit_code == EXIT_ERROR and "Lisbon in May" in flat(declined.stderr)
+    with refind.Memory(data, read_only=True) as mem:
+        assert len(mem.session("me", LISBON)) == 4
+    done = run("--data", data, "delete-session", LISBON, "--yes")
+    assert done.exit_code == 0 and f"Deleted session '{LISBON}' of user 'me' (4 messages)." in flat(
+        done.stdout
+    )
+    with refind.Memory(data, read_only=True) as mem:
+        assert mem.session("me", LISBON) == [] and mem.count("me") == before - 4
+    again = run("--data", data, "delete-session", LISBON, "--yes")
+    assert again.exit_code == 0 and "nothing to delete" in flat(again.stdout)
+
+
+def test_search_defaults_to_me_and_filters_by_source(data: str) -> None:
+    found = run("--data", data, "search", "lisbon stroller", "--json")
+    assert found.exit_code == 0, found.output
+    result = json.loads(found.stdout)
+    assert result["user_id"] == "me" and result["evidence"][0]["title"] == "Lisbon in May"
+    text = flat(run("--data", data, "search", "lisbon stroller").stdout)
+    assert "chatgpt · Lisbon in May" in text
+    only_code = json.loads(
+        run("--data", data, "search", "lisbon", "--source", "claude-code", "--json").stdout
+    )
+    assert {e["source"] for e in only_code["evidence"]} <= {"claude-code"}
+    nothing = flat(run("--data", data, "search", "zzzz qqqq").stdout)
+    assert "Try other words." in nothing and "--now" not in nothing
+    assert "or a later --now" in flat(run("--data", data, "search", "zzzz", "--now", "2024-01-01").stdout)
+
+
+def _examples(command: str) -> list[str]:
+    """The example command lines in the help of ``refind COMMAND``, as docs/cli.md shows them."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split(f"## refind {command}\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.strip() for line in block.splitlines() if line.strip().startswith("refind ")]
+
+
+def test_the_examples_in_docs_cli_md_run(data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REFIND_DATA", data)
+    ran = 0
+    for command in ("sessions", "show", "export", "delete-session"):
+        examples = _examples(command)
+        assert examples, command
+        for line in examples:
+            args = shlex.split(line.split("|", 1)[0])[1:]  # a pipe's left side: what refind prints
+            done = run(*args, input="y\n")
+            assert done.exit_code == 0, (line, done.output)
+            ran += 1
+    assert ran >= 10 and (tmp_path / "history.jsonl").is_file()
+    with refind.Memory(tmp_path / "copy", read_only=True) as copy:  # the export example read back
+        assert copy.count("me") == len((tmp_path / "history.jsonl").read_text(encoding="utf-8").splitlines())
