@@ -13,6 +13,11 @@ one of its sentences (split at ``.``, ``!``, ``?``, ``;`` and line breaks; at mo
   ``(please) never``; or a preference: ``I prefer``, ``I'd / I would prefer``, ``I'd / I would rather``,
   ``my preference is``, ``I like it when you``, ``I don't like it when you``, ``I want you to always``.
 
+Search offers them beside evidence only: for a *request* (:func:`is_request`: "could you show me…", "what would
+you suggest…", "which … should I use", "I'm planning to…", an imperative) up to three, those sharing most words
+with it first, else the most recent; for any other question only one, and only when it shares at least two words
+with the question (a question about what happened rarely needs the person's standing instructions).
+
 English only. The rule is deliberately lexical: it over-reads some chatter ("I always forget my keys") and
 misses instructions phrased without these words; :func:`is_standing` is what search offers in the small
 share of the budget it reserves for them (docs/search.md), marked as such, never in place of the evidence.
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CUE_TERMS", "MAX_WORDS", "is_standing", "standing_sentence"]
+__all__ = ["CUE_TERMS", "MAX_WORDS", "is_request", "is_standing", "standing_sentence"]
 
 MAX_WORDS = 60
 """A longer sentence is a story, not an instruction."""
@@ -62,3 +67,20 @@ def standing_sentence(text: str) -> str | None:
 def is_standing(role: str, text: str) -> bool:
     """Whether a message of ``role`` with ``text`` is a standing instruction or preference (the rule above)."""
     return role == "user" and standing_sentence(text) is not None
+
+
+_REQUEST = re.compile(
+    r"\b(?:(?:can|could|would|will)\s+you|help\s+me|show\s+me|give\s+me|walk\s+me|tell\s+me\s+how|"
+    r"suggest\w*|recommend\w*|advice|advise|"
+    r"how\s+(?:do|can|should|would|could)\s+i|(?:should|would|could)\s+i|"
+    r"i(?:'m|\s+am)\s+(?:planning|trying|working|looking|thinking|going)|i\s+(?:want|need|would\s+like|'d\s+like)\s+to)\b"
+    r"|^\s*(?:please\s+)?(?:show|write|give|explain|create|make|build|implement|draft|help|design|add|fix|set\s+up)\b",
+    re.IGNORECASE,
+)
+
+
+def is_request(question: str) -> bool:
+    """Whether ``question`` asks for something to be done or advised ("could you show me…", "what would you
+    suggest…", "I'm planning to…", "write…"), the requests a standing instruction bears on, rather than
+    asking what happened ("when did…", "what did I say about…")."""
+    return _REQUEST.search(question) is not None

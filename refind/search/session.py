@@ -12,7 +12,7 @@ from refind.evidence import order_evidence, pack_for, rendered_tokens
 from refind.models import Evidence, Hit, RoundTrace, Shape, Turn, trusted
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
-from refind.standing import CUE_TERMS, is_standing
+from refind.standing import CUE_TERMS, is_request, is_standing
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
@@ -391,8 +391,9 @@ class SearchSession:
         question first, then the most recent. One query: the person's messages ranked by the rule's cue
         words (:data:`refind.standing.CUE_TERMS`), the first ``_STANDING_POOL`` of them checked by the rule."""
         k = self.standing if k is None else k
-        if k <= 0:
+        if k <= 0 or not self.blocks:
             return []
+        request = is_request(self.question)
         pool = self.store.query(
             self.user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True
         )
@@ -400,7 +401,10 @@ class SearchSession:
         if not found:
             return []
         asked = _stems(self.question)
-        ranked = sorted(found, key=lambda h: (-len(asked & _stems(h.content)), -h.timestamp, h.id))[:k]
+        overlap = {h.id: len(asked & _stems(h.content)) for h in found}
+        if not request:  # not a request: one instruction at most, and only one clearly on its topic
+            found, k = [h for h in found if overlap[h.id] >= 2], 1
+        ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
         return [
             trusted(
                 Evidence,
