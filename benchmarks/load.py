@@ -13,7 +13,9 @@ one answered), one keep-alive connection per client:
 2. corpus: one LoCoMo dev conversation (``--conversation``) is added through ``/add`` in chunks of at most
    20 messages or 2,000 words, as the leaderboard sends it (not timed).
 3. ``search``: ``--requests`` Search requests (``top_k=100``, the formal value) cycling over that
-   conversation's questions; ``search_beside_largest_query`` the same with ``--clients - 1`` clients
+   conversation's questions; ``search_beside_idle_connections`` the same beside ``--idle-connections``
+   (64) hostile connections that send an Add's headers and never its body (``idle_search_p50_ratio``
+   compares the two p50s); ``search_beside_largest_query`` the same with ``--clients - 1`` clients
    while one more client sends the largest query the service accepts (``max_query_chars`` characters)
    again and again (compare its ``others.p50_ms`` with ``search.p50_ms``); ``search_1_client`` the
    questions with one client (no queueing).
@@ -97,6 +99,60 @@ class _Phase:
             "wall_s": round(wall_s, 3),
             "throughput_rps": round(n / wall_s, 1) if wall_s > 0 else None,
         }
+
+
+class _IdleConnections:
+    """``n`` hostile connections held open for the duration of a ``with``: each sends the headers of an Add
+    with ``Content-Length: 100`` and never the body; one the server closes (its 408 after
+    ``--read-timeout``) is opened again at once, so ``n`` are always waiting."""
+
+    def __init__(self, url: str, n: int) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.address = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.head = (
+            f"POST /add HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 100\r\n\r\n"
+        ).encode()
+        self.n = n
+        self.reopened = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._hold, name="idle-connections", daemon=True)
+
+    def _open(self) -> Any:
+        import socket
+
+        sock = socket.create_connection(self.address, timeout=10)
+        sock.sendall(self.head)
+        sock.setblocking(False)
+        return sock
+
+    def _hold(self) -> None:
+        import select
+
+        socks = [self._open() for _ in range(self.n)]
+        self._ready.set()
+        while not self._stop.is_set():
+            readable, _, _ = select.select(socks, [], [], 0.2)
+            for sock in readable:  # an answer (408) or a close: open another in its place
+                socks.remove(sock)
+                sock.close()
+                socks.append(self._open())
+                self.reopened += 1
+        for sock in socks:
+            sock.close()
+
+    def __enter__(self) -> _IdleConnections:
+        self._ready = threading.Event()
+        self._thread.start()
+        self._ready.wait(30)
+        time.sleep(0.5)  # the server has accepted them all
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
 
 
 def _drive(
@@ -247,6 +303,7 @@ def run(
     max_seconds: float = 300.0,
     seed: int = 7,
     warmup: float = 0.0,
+    idle_connections: int = 64,
 ) -> dict[str, Any]:
     """All phases against ``url``; returns the report (also what ``load.json`` holds)."""
     import httpx
@@ -341,6 +398,21 @@ def run(
         one, many = report["search_1_client"]["throughput_rps"], report["search"]["throughput_rps"]
         report["search_throughput_ratio"] = round(many / one, 2) if one and many else None
 
+        if idle_connections > 0:  # the same searches beside connections that send headers and no body
+            phase = _Phase()
+            with _IdleConnections(url, idle_connections) as idle:
+                wall = _drive(
+                    make_client, clients, _search_jobs(corpus_user, questions, requests), max_seconds, phase
+                )
+            report["search_beside_idle_connections"] = {
+                "top_k": 100,
+                "idle_connections": idle_connections,
+                "idle_reopened": idle.reopened,
+                **phase.summary(wall, clients),
+            }
+            base, beside = report["search"]["p50_ms"], report["search_beside_idle_connections"]["p50_ms"]
+            report["idle_search_p50_ratio"] = round(beside / base, 2) if base and beside else None
+
         report["search_beside_largest_query"] = _beside_largest_query(
             make_client, clients, corpus_user, questions, sessions, requests, max_seconds
         )
@@ -385,6 +457,7 @@ def run(
             report.get("add", {}),
             report.get("search", {}),
             report.get("search_1_client", {}),
+            report.get("search_beside_idle_connections", {}),
             *(v for k, v in report.get("search_beside_largest_query", {}).items() if isinstance(v, dict)),
             *report.get("mixed", {}).values(),
         )
@@ -418,6 +491,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--conversation", type=int, default=0, help="which LoCoMo conversation (default 0)")
     p.add_argument(
         "--auth", choices=["bearer", "token", "x-api-key"], default="bearer", help="--url's scheme"
+    )
+    p.add_argument(
+        "--idle-connections",
+        type=int,
+        default=64,
+        help="connections that send an Add's headers and never its body, held open during the phase "
+        "search_beside_idle_connections (compare its p50 with search's: idle_search_p50_ratio); 0: skip it",
     )
     p.add_argument("--threads", type=int, default=None, help="--spawn: the server's thread pool")
     p.add_argument("--max-in-flight", type=int, default=None, help="--spawn: the server's in-flight bound")
@@ -478,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
             conversation=args.conversation,
             max_seconds=args.max_seconds,
             warmup=args.warmup,
+            idle_connections=args.idle_connections,
         )
     finally:
         if server is not None:

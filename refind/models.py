@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any, Literal, TypeVar
 
 from dateutil import parser as _dateparser
@@ -37,8 +37,15 @@ _MIN_MS = -2_208_988_800_000  # 1900-01-01T00:00:00Z
 _MAX_MS = 7_258_118_400_000  # 2200-01-01T00:00:00Z
 _MAX_TIME_TEXT = 64  # a date written out is short; longer text is not a timestamp
 _WEEKDAY = re.compile(r"\((mon|tue|wed|thu|fri|sat|sun)[a-z]*\)", re.IGNORECASE)
-_DIGITS = re.compile(r"[+-]?\d+")
-_FOUR_DIGITS = re.compile(r"(?<!\d)\d{4}(?!\d)")
+_DIGITS = re.compile(r"[0-9]+")
+_FOUR_DIGITS = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])")
+_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
+_WEEKDAYS = {name: i for i, name in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+_WEEKDAY_NAME = re.compile(
+    r"(?<![a-z])(mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?"
+    r"|sun(?:day)?)(?![a-z])",
+    re.IGNORECASE,
+)
 TIME_FORMS = (
     "epoch milliseconds between 1900 and 2200 (a number, or its digits as text), ISO 8601 "
     "('2024-05-08', '2024-05-08T14:30:00Z'), or a date as chat logs write it "
@@ -47,14 +54,9 @@ TIME_FORMS = (
 """What :func:`to_epoch_ms` accepts, for error messages."""
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 48 else text[:47] + "…"
-
-
-def _in_range(ms: int, value: object) -> int:
+def _in_range(ms: int) -> int:
     if not _MIN_MS <= ms < _MAX_MS:
-        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
+        raise ValueError(f"the time is outside the years 1900-2199; accepted: {TIME_FORMS}")
     return ms
 
 
@@ -64,61 +66,73 @@ def to_epoch_ms(value: int | float | str | datetime | date) -> int:
     - a number: epoch **milliseconds** (a float is truncated); below 10^11 it looks like epoch seconds and is
       refused; NaN and infinities are refused;
     - a ``datetime`` (naive means UTC) or a ``date`` (its midnight, UTC);
-    - a string of at most 64 characters: digits only are epoch milliseconds as above; otherwise ISO 8601
+    - a string of at most 64 printable ASCII characters (no control characters, no other scripts' digits),
+      without surrounding spaces: unsigned digits only are epoch milliseconds as above; otherwise ISO 8601
       ("2024-01-01", "2024-01-01T12:00:00Z") or a chat-log spelling with a four-digit year ("1:56 pm on 8
       May, 2023", "2023/05/30 (Tue) 23:40", "May 2023"). The whole string must be the date: trailing
-      text, a sign before a date, or a date without a year is refused (nothing is guessed).
+      text, a sign before a date, a date without a year, or a weekday that is not the date's is refused
+      (nothing is guessed).
 
-    Every result lies in the years 1900-2199. Raises ``ValueError`` naming the value and the accepted forms.
+    Every result lies in the years 1900-2199. Raises ``ValueError`` naming the rule broken and the accepted
+    forms, never quoting the value (it may be anything a client sent).
     """
     if isinstance(value, bool):
         raise ValueError(f"a timestamp cannot be a boolean; accepted: {TIME_FORMS}")
     if isinstance(value, int | float):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{value} is not a finite number; accepted: {TIME_FORMS}")
+            raise ValueError(f"a timestamp must be a finite number; accepted: {TIME_FORMS}")
         ms = int(value)
         if abs(ms) < 100_000_000_000:
             raise ValueError(
-                f"timestamp {value} looks like epoch seconds (before 1973 as milliseconds); pass milliseconds"
+                "a timestamp below 10^11 looks like epoch seconds (before 1973 as milliseconds); "
+                "pass milliseconds"
             )
-        return _in_range(ms, value)
+        return _in_range(ms)
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
-        dt = _parse_time_text(value)
+        parsed = _parse_time_text(value)
+        if isinstance(parsed, int):
+            return parsed
+        dt = parsed
     else:
         raise ValueError(f"unsupported timestamp type {type(value).__name__}; accepted: {TIME_FORMS}")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     if not 1900 <= dt.year <= 2199 or not 1900 <= dt.astimezone(UTC).year <= 2199:
-        raise ValueError(f"{_shown(value)} is outside the years 1900-2199; accepted: {TIME_FORMS}")
-    return _in_range(int(dt.timestamp() * 1000), value)
+        raise ValueError(f"the time is outside the years 1900-2199; accepted: {TIME_FORMS}")
+    return _in_range(int(dt.timestamp() * 1000))
 
 
-def _parse_time_text(value: str) -> datetime:
-    text = value.strip()
+def _parse_time_text(text: str) -> datetime | int:
+    """A datetime, or epoch ms for digits (exact: no float round trip)."""
     if not text:
         raise ValueError(f"empty timestamp string; accepted: {TIME_FORMS}")
     if len(text) > _MAX_TIME_TEXT:
         raise ValueError(f"a timestamp string is at most {_MAX_TIME_TEXT} characters; accepted: {TIME_FORMS}")
-    if _DIGITS.fullmatch(text):  # digits only: epoch ms as text
-        ms = to_epoch_ms(int(text))
-        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    if text[0] in "+-" or not any(1900 <= int(y) <= 2199 for y in _FOUR_DIGITS.findall(text)):
+    if not _PRINTABLE_ASCII.fullmatch(text) or text != text.strip():
         raise ValueError(
-            f"{_shown(value)} is not a date with a year from 1900 to 2199; accepted: {TIME_FORMS}"
+            "a timestamp string holds printable ASCII characters only (ASCII digits, no control "
+            f"characters), without surrounding spaces; accepted: {TIME_FORMS}"
         )
+    if _DIGITS.fullmatch(text):  # unsigned digits only: epoch ms as text
+        return to_epoch_ms(int(text))
+    if text[0] in "+-" or not any(1900 <= int(y) <= 2199 for y in _FOUR_DIGITS.findall(text)):
+        raise ValueError(f"not a date with a year from 1900 to 2199 (and no sign); accepted: {TIME_FORMS}")
     try:
-        return datetime.fromisoformat(text)
+        dt = datetime.fromisoformat(text)
     except ValueError:
-        pass
-    cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
-    try:
-        return _dateparser.parse(cleaned, fuzzy=False, default=datetime(2000, 1, 1))
-    except (ValueError, OverflowError):
-        raise ValueError(f"{_shown(value)} is not a timestamp; accepted: {TIME_FORMS}") from None
+        cleaned = _WEEKDAY.sub(" ", text).replace(" on ", " ")
+        try:
+            dt = _dateparser.parse(cleaned, fuzzy=False, default=datetime(2000, 1, 1))
+        except (ValueError, OverflowError):
+            raise ValueError(f"not a timestamp; accepted: {TIME_FORMS}") from None
+    for name in _WEEKDAY_NAME.findall(text):
+        if _WEEKDAYS[name.lower()[:3]] != dt.weekday():
+            raise ValueError(f"the weekday is not the date's; accepted: {TIME_FORMS}")
+    return dt
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -138,6 +152,10 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
 
 MAX_ID = 1000
 """Longest user, session, request or message id (characters)."""
+MAX_MESSAGE_CHARS = 1_000_000
+"""Longest message content an add or import takes (characters); a longer one is refused with
+:class:`InvalidInput` naming it (``refind import`` cuts it with a mark instead). It bounds what one message
+costs the engine (a document's text is analyzed and stored in one piece)."""
 # C0 controls, DEL, C1 controls, line/paragraph separators, bidirectional controls, the byte-order mark and
 # lone surrogates: invisible or reordering characters that make one id look like another in logs and UIs.
 _ID_FORBIDDEN = re.compile(

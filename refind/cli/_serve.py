@@ -87,6 +87,13 @@ from refind.cli._app import (
     help="Requests served or queued at once; more get 503 with Retry-After. Default: threads x 4.",
 )
 @click.option(
+    "--read-timeout",
+    type=click.FloatRange(0, 3600, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a request's headers, then its body, may take to arrive; slower ones get 408.",
+)
+@click.option(
     "--search-workers",
     type=int,
     default=None,
@@ -133,6 +140,7 @@ def serve(
     log_level: str,
     threads: int,
     max_in_flight: int | None,
+    read_timeout: float,
     search_workers: int | None,
     warm_up_s: float,
     workers: int,
@@ -165,6 +173,7 @@ def serve(
         "log_level": log_level,
         "threads": threads,
         "max_in_flight": max_in_flight,
+        "read_timeout_s": read_timeout,
         "search_workers": search_workers,
         "warm_up_s": warm_up_s,
         "workers": workers,

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from refind.errors import InvalidInput
 from refind.models import Message, SessionLog, to_epoch_ms, validation_message
 
-__all__ = ["DEFAULT_USER", "ImportedSession", "Skipped", "read_json"]
+__all__ = ["DEFAULT_USER", "ImportedSession", "Skipped", "json_list", "loads_json", "read_json"]
 
 DEFAULT_USER = "me"
 """The user id personal histories (ChatGPT, Claude, Claude Code) are stored under unless told otherwise."""
@@ -97,6 +97,98 @@ def read_json(path: str | Path, member: str | None = None) -> Any:
     except (OSError, ValueError) as exc:
         where = f"{p}:{member}" if member else str(p)
         raise InvalidInput(f"{where}: not readable as JSON ({exc})") from exc
+
+
+STREAM_BYTES = 64 * 1024 * 1024
+"""A JSON list file larger than this (uncompressed) is streamed one item at a time instead of decoded
+whole, so an import's memory does not grow with the export's size (docs/import.md)."""
+
+
+# ijson's buffer: a string that spans many buffers costs time quadratic in their number (20 MB of text took
+# 7.7 s with ijson's default 64 KiB, 0.22 s with 16 MiB)
+_STREAM_BUFFER = 16 * 1024 * 1024
+
+
+def _json_size(p: Path, member: str | None) -> int:
+    try:
+        if member is not None:
+            with zipfile.ZipFile(p) as zf:
+                return zf.getinfo(member).file_size
+        return p.stat().st_size
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return 0  # read_json says what is wrong
+
+
+def json_list(path: str | Path, member: str | None, expected: str, key: str | None = None) -> Iterator[Any]:
+    """The items of a JSON list in ``path`` (or ``member`` of a .zip), or of the list under ``key`` of a
+    top-level object. Decoded whole when at most :data:`STREAM_BYTES`; larger, streamed item by item
+    (ijson), so only one item is decoded at a time. Raises InvalidInput naming the file and ``expected``
+    when the JSON is not such a list, or is not JSON."""
+    p = Path(path)
+    where = f"{p}:{member}" if member else str(p)
+    if _json_size(p, member) <= STREAM_BYTES:
+        data = read_json(p, member)
+        if key is not None and isinstance(data, dict) and isinstance(data.get(key), list):
+            data = data[key]
+        if not isinstance(data, list):
+            raise InvalidInput(f"{where}: expected {expected}, found {keys_of(data)}")
+        yield from data
+        return
+    import ijson
+
+    with contextlib.ExitStack() as stack:
+        try:
+            if member is not None:
+                fh: Any = stack.enter_context(stack.enter_context(zipfile.ZipFile(p)).open(member))
+            else:
+                fh = stack.enter_context(p.open("rb"))
+            head = fh.read(1)
+            while head and head in b" \t\r\n":
+                head = fh.read(1)
+        except OSError as exc:
+            raise InvalidInput(f"{where}: {exc.strerror or exc}") from exc
+        if head not in (b"[", b"{") or (head == b"{" and key is None):
+            raise InvalidInput(f"{where}: expected {expected}, found JSON that is not a list")
+        prefix = "item" if head == b"[" else f"{key}.item"
+        n = 0
+        items = ijson.items(_Prepend(head, fh), prefix, use_float=True, buf_size=_STREAM_BUFFER)
+        try:
+            for item in items:
+                n += 1
+                yield item
+        except (ijson.JSONError, OSError, ValueError, RecursionError) as exc:
+            raise InvalidInput(f"{where}: not readable as JSON ({clip(str(exc), 200)})") from exc
+        if n == 0 and head == b"{":
+            raise InvalidInput(f"{where}: expected {expected}, found an object without a {key!r} list")
+
+
+class _Prepend:
+    """A binary stream with ``head`` put back in front (what was read to see the JSON's first byte)."""
+
+    def __init__(self, head: bytes, fh: Any) -> None:
+        self._head = head
+        self._fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        if n == 0:
+            return b""  # ijson probes the stream's type with read(0)
+        if self._head:
+            head, self._head = self._head, b""
+            return head + (
+                bytes(self._fh.read(n - 1)) if n > 1 else b"" if n == 1 else bytes(self._fh.read())
+            )
+        return bytes(self._fh.read(n))
+
+
+def loads_json(raw: str | bytes) -> Any:
+    """``json.loads``, with JSON nested too deeply to decode (``[[[[...`` 100,000 levels) a ``ValueError``
+    like any other undecodable input, not a ``RecursionError``."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError(
+            "nested too deeply to decode (arrays or objects more than about 1,000 levels deep)"
+        ) from None
 
 
 def _loads(raw: bytes) -> Any:
@@ -212,7 +304,7 @@ def read_lines(path: Path, start: int = 0) -> tuple[list[bytes], int]:
     end = start + len(data) - len(tail)
     if tail.strip():
         try:
-            json.loads(tail)
+            loads_json(tail)
         except ValueError:
             pass  # half a line: leave it for the next read
         else:

@@ -38,9 +38,9 @@ from refind.loaders._base import (
     clip,
     first_lines,
     frozen_heap,
+    json_list,
     keys_of,
     make_message,
-    read_json,
     seconds_to_ms,
     skip,
     text_of,
@@ -73,13 +73,14 @@ def iter_chatgpt(
     p = Path(path)
     if member is None and p.suffix.lower() == ".zip":
         member = "conversations.json"
-    data = read_json(p, member)
     where = f"{p}:{member}" if member else str(p)
-    conversations = _conversation_list(data, where)
+    conversations = json_list(p, member, EXPECTED, key="conversations")
+    seen = 0
     readable = 0
     first_problem: str | None = None
     with frozen_heap():  # the decoded file stays alive throughout: keep it out of GC passes
         for ci, conv in enumerate(conversations):
+            seen += 1
             try:
                 session = _conversation(conv, ci, user_id, where, skipped)
             except _Unreadable as exc:
@@ -92,20 +93,12 @@ def iter_chatgpt(
                 skip(skipped, "empty_conversations")
                 continue
             yield session
-    if conversations and not readable:
+    if seen and not readable:
         raise InvalidInput(f"looks like a ChatGPT export but no conversation is readable: {first_problem}")
 
 
 class _Unreadable(Exception):
     """One conversation that cannot be read; the message says why."""
-
-
-def _conversation_list(data: Any, where: str) -> list[Any]:
-    if isinstance(data, dict) and isinstance(data.get("conversations"), list):
-        data = data["conversations"]
-    if not isinstance(data, list):
-        raise InvalidInput(f"{where}: expected {EXPECTED}, found {keys_of(data)}")
-    return data
 
 
 def _label(conv: Any) -> str:

@@ -34,10 +34,10 @@ from refind.loaders._base import (
     first_lines,
     frozen_heap,
     iso_to_ms,
+    json_list,
     keys_of,
     make_message,
     obj,
-    read_json,
     skip,
     text_of,
     unreadable,
@@ -63,14 +63,13 @@ def iter_claude(
     p = Path(path)
     if member is None and p.suffix.lower() == ".zip":
         member = "conversations.json"
-    data = read_json(p, member)
     where = f"{p}:{member}" if member else str(p)
-    if not isinstance(data, list):
-        raise InvalidInput(f"{where}: expected {EXPECTED}, found {keys_of(data)}")
+    seen = 0
     readable = 0
     first_problem: str | None = None
     with frozen_heap():  # the decoded file stays alive throughout: keep it out of GC passes
-        for ci, conv in enumerate(data):
+        for ci, conv in enumerate(json_list(p, member, EXPECTED)):
+            seen += 1
             try:
                 session = _conversation(conv, user_id, where, skipped)
             except _Unreadable as exc:
@@ -85,7 +84,7 @@ def iter_claude(
                 skip(skipped, "empty_conversations")
                 continue
             yield session
-    if data and not readable:
+    if seen and not readable:
         raise InvalidInput(f"looks like a Claude.ai export but no conversation is readable: {first_problem}")
 
 

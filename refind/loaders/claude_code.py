@@ -35,6 +35,7 @@ from refind.loaders._base import (
     clip,
     first_lines,
     iso_to_ms,
+    loads_json,
     make_message,
     read_lines,
     skip,
@@ -123,7 +124,7 @@ def read_claude_code(
             continue
         where = f"{p}:{lineno}"
         try:
-            rec = json.loads(raw)
+            rec = loads_json(raw)
         except ValueError as exc:
             unreadable(skipped, "unreadable_lines", f"{where}: not JSON ({exc})")
             continue

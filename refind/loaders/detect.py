@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from refind.errors import InvalidInput
-from refind.loaders._base import keys_of
+from refind.loaders._base import keys_of, loads_json
 from refind.loaders.claude_code import session_files
 
 __all__ = ["FORMAT_NAMES", "Format", "conversations_file", "detect_format"]
@@ -147,7 +147,7 @@ def _records(path: Path, limit: int = 20) -> list[object]:
                     break
                 if line.strip():
                     try:
-                        out.append(json.loads(line))
+                        out.append(loads_json(line))
                     except ValueError:
                         out.append(None)
     except (OSError, EOFError):
@@ -185,7 +185,7 @@ def _describe(head: str) -> str:
     if text[0] not in "[{":
         return f"text that is not JSON (it starts {clip_start(text)!r})"
     try:
-        value = json.loads(head) if len(head) < _HEAD else None
+        value = loads_json(head) if len(head) < _HEAD else None
     except ValueError:
         value = None
     if value is None:
@@ -193,7 +193,7 @@ def _describe(head: str) -> str:
         body = text[1:].lstrip() if text[0] == "[" else text
         try:
             first, _ = decoder.raw_decode(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "JSON whose first record cannot be read in its first 200 kB"
         return (
             f"a JSON list whose first item is {keys_of(first)}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from refind.errors import InvalidInput
-from refind.loaders._base import keys_of, message, parse_date, read_lines, unreadable
+from refind.loaders._base import keys_of, loads_json, message, parse_date, read_lines, unreadable
 from refind.models import Message, SessionLog, id_problem, validation_message
 
 __all__ = ["iter_jsonl", "read_jsonl"]
@@ -93,7 +92,7 @@ def read_jsonl(
 def _record(line: bytes, where: str) -> tuple[dict[str, Any], Message, dict[str, str]]:
     """One line read: the record, its message and its session labels, or InvalidInput saying why not."""
     try:
-        rec = json.loads(line)
+        rec = loads_json(line)
     except ValueError as exc:
         raise InvalidInput(f"{where}: not valid JSON ({exc})") from exc
     if not isinstance(rec, dict):

@@ -139,9 +139,11 @@ def serve(
     access_log: bool = True,
     port_file: str | os.PathLike[str] | None = None,
     workers: int = 1,
+    read_timeout_s: float = 30.0,
 ) -> None:
     """Serve the index in ``data_dir`` (None: ``$REFIND_DATA`` or the per-user data directory) until
-    SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``.
+    SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``. ``read_timeout_s``: a request's
+    headers, then its body, must each arrive within that many seconds, else 408 (docs/service.md).
 
     ``retention_days`` deletes messages older than that (:meth:`refind.Memory.delete_before`) at startup
     and every ``retention_interval_s`` seconds. ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
@@ -168,6 +170,7 @@ def serve(
         max_in_flight=max_in_flight,
         search_workers=search_workers,
         warm_up_s=warm_up_s,
+        read_timeout_s=read_timeout_s,
     )
     _require()
     from refind.memory import Memory
@@ -206,6 +209,7 @@ def _serve_one(
     import uvicorn
 
     from refind.memory import Memory
+    from refind.server._protocol import protocol_class
 
     memory: Memory | None = None
     try:
@@ -225,6 +229,7 @@ def _serve_one(
                 lifespan="on",
                 timeout_graceful_shutdown=30,
                 server_header=False,
+                http=protocol_class(config.read_timeout_s),
             )
         )
         # uvicorn.Config has configured logging by now

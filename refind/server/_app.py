@@ -48,6 +48,7 @@ __all__ = ["build_app"]
 log = logging.getLogger("refind.server")
 
 _DAY_MS = 86_400_000
+_ADD_PATHS = frozenset({"/add", "/v1/memories/add"})
 _ERROR = {"description": '``{"detail": {"reason": ...}}``'}
 
 
@@ -310,6 +311,15 @@ def build_app(
     @app.exception_handler(refind.StoreError)
     async def _store(request: Request, exc: refind.StoreError) -> JSONResponse:
         log.error("store error on %s: %s", request.url.path, type(exc).__name__)
+        if request.url.path in _ADD_PATHS:
+            # the engine discards what no commit covers, but a commit can fail after it became durable
+            return _reason(
+                503,
+                f"the index could not confirm this add ({type(exc).__name__}); outcome unknown: retry "
+                "with the same request_id (a stored add answers 200 as a duplicate, one that was not is "
+                "written)",
+                retry,
+            )
         return _reason(503, f"the index is unavailable ({type(exc).__name__}); retry later", retry)
 
     @app.exception_handler(refind.SetupError)
@@ -412,5 +422,6 @@ def build_app(
         max_in_flight=config.in_flight_limit,
         max_body_bytes=config.max_body_bytes,
         retry_after_s=config.retry_after_s,
+        read_timeout_s=config.read_timeout_s,
     )
     return app

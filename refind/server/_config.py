@@ -23,7 +23,9 @@ class ServerConfig(BaseModel):
     ``api_key`` defaults to ``$REFIND_API_KEY`` and is required unless ``auth`` is ``none``; it is a
     ``SecretStr``, so it never shows in a repr, a log line or an error. ``threads`` is the size of the
     thread pool that runs the blocking index calls; ``max_in_flight`` bounds the requests being served or
-    queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``.
+    queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``; a request counts once its
+    body has arrived. ``read_timeout_s``: a request's headers, and then its body, must each arrive within
+    that many seconds (else 408 and the connection is closed).
     ``retention_days`` deletes what was added more than that many days ago, every ``retention_interval_s``.
     ``search_workers`` reader processes run the searches (default one per core, at most 4; 0: in this
     process), see :mod:`refind.server._pool`. ``warm_up_s``: seconds of :func:`refind.warm_up` each
@@ -38,6 +40,7 @@ class ServerConfig(BaseModel):
     threads: int = Field(16, ge=1, le=512)
     max_in_flight: int | None = Field(None, ge=1, le=100_000)
     retry_after_s: int = Field(1, ge=1, le=3600)
+    read_timeout_s: float = Field(30.0, gt=0, le=3600)
     retention_days: float | None = Field(None, gt=0)
     retention_interval_s: float = Field(3600.0, gt=0)
     agent: AgentName = "heuristic"

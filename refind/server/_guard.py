@@ -1,15 +1,20 @@
-"""ASGI middleware in front of the routes: overload shedding, the body size limit and a last-resort 500.
+"""ASGI middleware in front of the routes: the body size limit and deadline, overload shedding and a
+last-resort 500.
 
-Order per request: over ``max_in_flight`` requests already being served or queued -> 503 with
-``Retry-After`` at once (nothing read); ``Content-Length`` over the limit -> 413 at once; otherwise the
-body is read here, counting bytes as they stream in (a chunked body that grows past the limit -> 413),
-and replayed to the app. An exception no handler took becomes a 500 whose log line names the exception
-class and its stack (code lines), never the request body or the exception's message, which may quote it
+Order per request: ``Content-Length`` over the limit -> 413 at once; otherwise the body is read here,
+counting bytes as they stream in (a chunked body that grows past the limit -> 413), within
+``read_timeout_s`` (else 408, connection closed); only then does the request count against
+``max_in_flight``: over it -> 503 with ``Retry-After``, the body read, so the client reads its answer
+rather than a reset connection. A request still sending its body holds no place, so connections that
+never send theirs cannot starve the others (each costs a socket until its deadline). The body is then
+replayed to the app. An exception no handler took becomes a 500 whose log line names the exception class
+and its stack (code lines), never the request body or the exception's message, which may quote it
 (``REFIND_DEBUG=1`` adds the message).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import traceback
@@ -57,12 +62,14 @@ class Guard:
         max_in_flight: int,
         max_body_bytes: int,
         retry_after_s: int = 1,
+        read_timeout_s: float = 30.0,
         exempt: frozenset[str] = frozenset({"/health"}),
     ) -> None:
         self.app = app
         self.max_in_flight = max_in_flight
         self.max_body_bytes = max_body_bytes
         self.retry_after = str(retry_after_s).encode()
+        self.read_timeout_s = read_timeout_s
         self.exempt = exempt
         self.in_flight = 0  # only touched on the event loop thread
 
@@ -70,17 +77,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        counted = scope.get("path") not in self.exempt
-        if counted and self.in_flight >= self.max_in_flight:
-            await _reply(
-                send,
-                503,
-                f"over capacity ({self.max_in_flight} requests in flight); retry after {int(self.retry_after)} s",
-                [(b"retry-after", self.retry_after)],
-            )
-            return
-        if counted:
-            self.in_flight += 1
+        counted = False
         started = False
 
         async def tracking_send(message: Message) -> None:
@@ -93,6 +90,18 @@ class Guard:
             replay = await self._read_body(scope, receive, tracking_send)
             if replay is None:
                 return
+            if scope.get("path") not in self.exempt:
+                if self.in_flight >= self.max_in_flight:
+                    await _reply(
+                        tracking_send,
+                        503,
+                        f"over capacity ({self.max_in_flight} requests in flight); nothing was stored; "
+                        f"retry after {int(self.retry_after)} s",
+                        [(b"retry-after", self.retry_after)],
+                    )
+                    return
+                self.in_flight += 1
+                counted = True
             await self.app(scope, replay, tracking_send)
         except Exception as exc:
             detail = f": {exc}" if Settings.debug_enabled() else " (REFIND_DEBUG=1 adds its message)"
@@ -111,8 +120,8 @@ class Guard:
                 self.in_flight -= 1
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """A receive that replays the whole request body, or None when a 413 was sent instead (or the
-        client disconnected)."""
+        """A receive that replays the whole request body, or None when a 413 or 408 was sent instead (or
+        the client disconnected)."""
         limit = self.max_body_bytes
         too_big = f"request body over {limit} bytes; send fewer messages per request"
         for name, value in scope.get("headers") or ():
@@ -126,8 +135,20 @@ class Guard:
                     return None
         chunks: list[bytes] = []
         size = 0
+        deadline = asyncio.get_running_loop().time() + self.read_timeout_s
         while True:
-            message = await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                await _reply(
+                    send,
+                    408,
+                    f"the request body did not arrive within {self.read_timeout_s:g} seconds; "
+                    "send the whole request at once",
+                    [(b"connection", b"close")],
+                )
+                return None
             if message["type"] == "http.disconnect":
                 return None  # the client left before sending its body: nothing to answer
             body = message.get("body", b"")

@@ -484,6 +484,20 @@ class LuceneStore:
             sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],
         )
 
+    def recover(self) -> None:
+        """After a failed write or commit (a full disk, an I/O error): discard every write no commit covers
+        and reopen the writer on the last commit, so that the next write starts clean once the disk takes
+        writes again, without a restart. Lucene closes a writer that hit such an error for good; reads
+        from the old writer fail meanwhile (``StoreError``). Raises ``StoreError`` when the index cannot be
+        reopened yet (the next failed write tries again)."""
+        if self._closed or self.read_only:
+            return
+        old = self._engine
+        with suppress(Exception):  # closing with commit-on-close off is a rollback
+            old.close()
+        self._engine = self._open_engine()
+        log.warning("the index at %s was reopened at its last commit after a failed write", self.location)
+
     # ------------------------------------------------------------------ closing
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import threading
 import time
@@ -27,8 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from refind.errors import RequestConflict
-from refind.models import AddResult, Hit, Message, SessionLog, check_id, parse_messages
+from refind.errors import InvalidInput, RequestConflict, StoreError
+from refind.models import MAX_MESSAGE_CHARS, AddResult, Hit, Message, SessionLog, check_id, parse_messages
 from refind.store.base import (
     AlreadyApplied,
     Engine,
@@ -42,9 +43,24 @@ from refind.store.base import (
     WriteRaced,
 )
 
+log = logging.getLogger(__name__)
+
 __all__ = ["ImportResult", "WritePath", "join_session", "resolve"]
 
 SESSION_JOIN = "\n"
+
+
+def check_sizes(messages: list[Message], where: str = "messages") -> None:
+    """Refuse a message whose content is over :data:`MAX_MESSAGE_CHARS`, naming it."""
+    for i, m in enumerate(messages):
+        if len(m.content) > MAX_MESSAGE_CHARS:
+            raise InvalidInput(
+                f"{where}[{i}].content: {len(m.content):,} characters, more than the {MAX_MESSAGE_CHARS:,} "
+                "one message may hold; split it into several messages",
+                field=f"{where}[{i}].content",
+            )
+
+
 _SLICE_MESSAGES = 20_000  # messages resolved with one batched lookup per user during an import
 _COMMIT_EVERY = 200_000  # messages between commits of an import
 # Long messages: a slice is copied a few times on its way into the engine (records, the batch's JSON, Java's
@@ -332,6 +348,7 @@ class WritePath:
         session_text: str | None,
         info: SessionInfo | None = None,
     ) -> AddResult:
+        check_sizes(messages)
         digest = body_digest(session_id, messages, session_ms, info) if request_id is not None else None
         with self._lock:
             duplicate_of = self._duplicate_of(user_id, request_id, digest) if request_id and digest else None
@@ -344,6 +361,9 @@ class WritePath:
                     duplicate_of, gen, added, replaced = 0, 0, 0, 0
                 except RequestTaken:  # another process holds this request id with another body
                     raise _conflict(str(request_id)) from None
+                except StoreError as exc:  # e.g. a full disk while Lucene flushed: start clean next time
+                    self._recover_locked(exc)
+                    raise
             else:
                 gen, added, replaced = duplicate_of, 0, 0
         self._await_commit(
@@ -488,12 +508,14 @@ class WritePath:
                     snap = self._gen
                 self.engine.commit()
             except BaseException as exc:
-                with self._commit_cv:
-                    self._settle(snap, exc)
-                    self._committing = False
-                    self._commit_cv.notify_all()
                 with self._lock:
+                    with self._commit_cv:
+                        self._settle(snap, exc)
+                        self._committing = False
+                        self._commit_cv.notify_all()
                     self._pending.drop(snap)
+                    if isinstance(exc, StoreError):
+                        self._recover_locked(exc)
                 if isinstance(exc, WriteRaced) and key not in exc.keys:
                     return
                 raise
@@ -519,6 +541,25 @@ class WritePath:
                     return
                 raise exc
 
+    def _recover_locked(self, exc: BaseException) -> None:
+        """After a write or commit failed with a StoreError (a full disk): every generation written so far
+        fails with it (a rollback discards them all, also those written while the commit ran), and the
+        engine reopens at its last commit (:meth:`refind.store.lucene.LuceneStore.recover`), so writes heal
+        once the disk takes them again. Holds the lock."""
+        recover = getattr(self.engine, "recover", None)
+        if recover is None:
+            return
+        with self._commit_cv:
+            self._settle(self._gen, exc)
+            self._commit_cv.notify_all()
+        self._pending.drop(self._gen)
+        try:
+            recover()
+        except Exception as again:  # still failing: the next failed write tries again
+            log.warning(
+                "the index could not be reopened yet (%s); the next write tries again", type(again).__name__
+            )
+
     def _commit_now(self) -> None:
         """Commit everything written so far (the caller holds the lock)."""
         if self._gen == self._committed:
@@ -531,6 +572,8 @@ class WritePath:
                 self._settle(snap, exc)
                 self._commit_cv.notify_all()
             self._pending.drop(snap)
+            if isinstance(exc, StoreError):
+                self._recover_locked(exc)
             raise
         with self._commit_cv:
             self._committed = max(self._committed, snap)
@@ -561,6 +604,10 @@ class WritePath:
                 for chunk in _slices(logs, size):
                     run.slice(chunk)
                 run.finish()
+            except StoreError as exc:
+                run.writer.close()
+                self._recover_locked(exc)  # what no commit covered is discarded, the engine reopened
+                raise
             finally:
                 run.writer.close()
         total.users = len(users)
@@ -605,6 +652,7 @@ def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[Sessio
         check_id("user_id", log_.user_id)
         check_id("session_id", log_.session_id)
         messages = parse_messages(log_.messages)
+        check_sizes(messages, f"session {log_.session_id!r}: messages")
         key = (log_.user_id, log_.session_id)
         if key in keys:
             yield chunk
