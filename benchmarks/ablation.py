@@ -1,4 +1,4 @@
-"""Ablation of refind's five controls, one switched off at a time, with one-shot BM25 beside them.
+"""Ablation of refind's controls, one switched off at a time, with one-shot BM25 beside them.
 
     python -m benchmarks ablation --dataset locomo --data ../shared/data/locomo10_dev.json --k 5 --out out/ablation/locomo
 
@@ -17,6 +17,8 @@ variants' summaries are tabulated in ``OUT/ablation.md`` and ``OUT/ablation.json
 | no time filters | the time-filtered round | ``REFIND_TIME_FILTERS=false`` |
 | no latest-first | the recency tie-break of current-state questions | ``REFIND_LATEST_BOOST=0`` |
 | feedback round | (off by default: switched on) the pseudo-relevance-feedback round | ``REFIND_FEEDBACK=true`` |
+| no shapes | question shapes (breadth: more short places; period: the period's sessions) | ``REFIND_SHAPES=false`` |
+| no standing | standing instructions offered beside the evidence | ``REFIND_STANDING=0`` |
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "no time filters": {"REFIND_TIME_FILTERS": "false"},
     "no latest-first": {"REFIND_LATEST_BOOST": "0"},
     "feedback round": {"REFIND_FEEDBACK": "true"},
+    "no shapes": {"REFIND_SHAPES": "false"},
+    "no standing": {"REFIND_STANDING": "0"},
 }
 METRICS = [
     ("recall_all_at_k", "recall_all@k"),

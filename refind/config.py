@@ -43,6 +43,8 @@ class Settings(BaseModel):
     | ``hit_tokens`` | ``REFIND_HIT_TOKENS`` | ``1000``: a hit longer than this is cut to the passage around the matched words when rendered |
     | ``max_query_chars`` | ``REFIND_MAX_QUERY_CHARS`` | ``4000``: longest question (its options included) or keyword text a search accepts; longer is refused |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
+    | ``shapes`` | ``REFIND_SHAPES`` | ``true``: the heuristic agent reads the question's shape first (breadth: more places, each shorter; period: the period's sessions by recency) |
+    | ``standing`` | ``REFIND_STANDING`` | ``3``: standing instructions and preferences of the person (refind.standing) offered beside the evidence, in at most a tenth of a budget; ``0`` turns it off |
     | ``feedback`` | ``REFIND_FEEDBACK`` | ``false``: the heuristic agent adds a pseudo-relevance-feedback round (rare terms of the best hits) |
     | ``latest_boost`` | ``REFIND_LATEST_BOOST`` | ``0.02``: for a question about the current state ("now", "currently", "still", "latest", "anymore"...), a session's fused score is raised by up to 2% by its recency, so among (nearly) equally relevant sessions the later ranks first; ``0`` turns it off |
     """
@@ -66,6 +68,8 @@ class Settings(BaseModel):
     time_filters: bool = True
     latest_boost: float = Field(0.02, ge=0.0, le=1.0)
     feedback: bool = False
+    shapes: bool = True
+    standing: int = Field(3, ge=0, le=20)
     context_tokens: int | None = Field(150, ge=1, le=100_000)
     window_tokens: int | None = Field(150, ge=0, le=1_000_000)
     hit_tokens: int | None = Field(1000, ge=16, le=1_000_000)
@@ -99,6 +103,8 @@ class Settings(BaseModel):
             "time_filters": os.environ.get("REFIND_TIME_FILTERS"),
             "latest_boost": os.environ.get("REFIND_LATEST_BOOST"),
             "feedback": os.environ.get("REFIND_FEEDBACK"),
+            "shapes": os.environ.get("REFIND_SHAPES"),
+            "standing": os.environ.get("REFIND_STANDING"),
             "context_tokens": os.environ.get("REFIND_CONTEXT_TOKENS"),
             "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),
             "hit_tokens": os.environ.get("REFIND_HIT_TOKENS"),

@@ -41,6 +41,7 @@ __all__ = [
     "HIT_TOKENS",
     "PACK_TIER",
     "PASSAGE_TOKENS",
+    "STANDING_SHARE",
     "by_relevance",
     "excerpt",
     "DateForm",
@@ -48,6 +49,7 @@ __all__ = [
     "hit_order",
     "order_evidence",
     "pack",
+    "pack_for",
     "render",
     "render_block",
     "rendered_tokens",
@@ -59,6 +61,8 @@ HIT_TOKENS = 1000
 """Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
 PACK_TIER = 5
 """Sessions packed together: the best five get their hits, then their context, before the next five."""
+STANDING_SHARE = 10
+"""Standing instructions get at most 1/STANDING_SHARE of a budget (and none below 200 tokens)."""
 PASSAGE_TOKENS = 100
 """Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
 eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
@@ -112,14 +116,19 @@ def format_date(ms: int, form: DateForm = "session", *, text: str | None = None)
 
 
 def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
-    """Group by session, sessions in time order (by their earliest block), blocks and turns in order."""
+    """Group by session, sessions in time order (by their earliest block), blocks and turns in order; standing
+    instructions (``standing`` blocks) first, in time order."""
     blocks = list(blocks)
-    first: dict[str, tuple[int, int]] = {}
+    first: dict[tuple[bool, str], tuple[int, int]] = {}
     for b in blocks:
         key = (b.session_date, b.first_turn)
-        if b.session_id not in first or key < first[b.session_id]:
-            first[b.session_id] = key
-    return sorted(blocks, key=lambda b: (first[b.session_id], b.session_id, b.first_turn))
+        group = (not b.standing, b.session_id)
+        if group not in first or key < first[group]:
+            first[group] = key
+    return sorted(
+        blocks,
+        key=lambda b: (not b.standing, first[(not b.standing, b.session_id)], b.session_id, b.first_turn),
+    )
 
 
 def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:
@@ -229,9 +238,11 @@ HEADER_TITLE_CHARS = 80
 
 
 def _header(block: Evidence) -> str:
-    date = format_date(block.session_date, text=block.session_date_text)
+    when = format_date(block.session_date, text=block.session_date_text)
     extra = "".join(f" | {v}" for v in (block.source, _clipped(block.title)) if v)
-    return f"[session {block.session_id} | {date}{extra}]"
+    if block.standing:
+        return f"[standing instruction | session {block.session_id} | {when}{extra}]"
+    return f"[session {block.session_id} | {when}{extra}]"
 
 
 def _clipped(title: str | None) -> str | None:
@@ -307,17 +318,22 @@ def rendered_tokens(
     return total
 
 
+def _new_group(previous: Evidence | None, block: Evidence) -> bool:
+    """Whether ``block`` starts a new group under its own header (another session, or standing or not)."""
+    return previous is None or (previous.session_id, previous.standing) != (block.session_id, block.standing)
+
+
 def _render_ordered(blocks: Sequence[Evidence], context_tokens: int | None, hit_tokens: int | None) -> str:
     parts: list[str] = []
     previous: Evidence | None = None
     for block in blocks:
         text = render_block(
             block,
-            header=previous is None or previous.session_id != block.session_id,
+            header=_new_group(previous, block),
             context_tokens=context_tokens,
             hit_tokens=hit_tokens,
         )
-        if previous is not None and previous.session_id == block.session_id:
+        if not _new_group(previous, block):
             parts.append("...\n" + text)
         else:
             parts.append(("\n" if parts else "") + text)
@@ -359,6 +375,32 @@ def hit_order(blocks: Sequence[Evidence]) -> list[tuple[int, int]]:
     )
 
 
+BREADTH_PASSAGE_TOKENS = 60
+"""For a breadth question, each hit's first passage (at most this many tokens)."""
+
+
+def pack_for(
+    blocks: Sequence[Evidence],
+    max_tokens: int,
+    shape: str,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+) -> list[Evidence]:
+    """:func:`pack` as a question of ``shape`` wants it: a ``breadth`` question's hits of every session
+    before any context (no tiers), each first cut to ``BREADTH_PASSAGE_TOKENS``; else the default tiers."""
+    if shape == "breadth":
+        return pack(
+            blocks,
+            max_tokens,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+            passage_tokens=BREADTH_PASSAGE_TOKENS,
+            tier=None,
+        )
+    return pack(blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens)
+
+
 def pack(
     blocks: Sequence[Evidence],
     max_tokens: int,
@@ -376,6 +418,23 @@ def pack(
     whole = _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
     if count_tokens(whole) <= max_tokens:
         return order_evidence(blocks)
+    standing = [b for b in blocks if b.standing]
+    if standing and len(standing) < len(blocks):
+        # standing instructions get at most a small reserved share; the evidence gets the rest
+        def part(these: Sequence[Evidence], budget: int) -> list[Evidence]:
+            return pack(
+                these,
+                budget,
+                context_tokens=context_tokens,
+                hit_tokens=hit_tokens,
+                passage_tokens=passage_tokens,
+                tier=tier,
+            )
+
+        offered = part(standing, max_tokens // STANDING_SHARE) if max_tokens >= 200 else []
+        used = count_tokens(_render_ordered(offered, context_tokens, hit_tokens)) + 2 if offered else 0
+        rest = part([b for b in blocks if not b.standing], max_tokens - used)
+        return order_evidence([*offered, *rest])
     ranked = by_relevance(blocks)
     picks: dict[tuple[int, int], _Pick] = {}
     sessions: dict[str, int] = {}  # session -> lines taken in it

@@ -1,6 +1,6 @@
 """Deprecated: the old name of :mod:`refind.loaders`; it goes in the next release.
 
-``from refind.io import X`` still gives :mod:`refind.loaders`' ``X``, with a ``DeprecationWarning`` that names
+``from refind.loaders import X`` still gives :mod:`refind.loaders`' ``X``, with a ``DeprecationWarning`` that names
 the new import. Nothing is defined here: every name is looked up in :mod:`refind.loaders` when asked for.
 """
 

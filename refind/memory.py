@@ -356,7 +356,7 @@ class Memory:
         """The agent :meth:`search` runs when given none: a :class:`HeuristicAgent` with this memory's
         ``max_rounds``, ``time_filters`` and ``feedback`` settings."""
         s = self.settings
-        return HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback)
+        return HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback, shapes=s.shapes)
 
     def open_session(
         self,
@@ -392,6 +392,7 @@ class Memory:
             window_tokens=s.window_tokens,
             hit_tokens=s.hit_tokens,
             latest_boost=s.latest_boost,
+            standing=s.standing,
             scope=scope,
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dateutil import parser as _dateparser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -20,6 +20,7 @@ __all__ = [
     "RoundTrace",
     "SessionLog",
     "SessionSummary",
+    "Shape",
     "StoreStats",
     "parse_messages",
     "TIME_FORMS",
@@ -460,6 +461,9 @@ class Evidence(BaseModel):
     rounds: list[int] = Field(default_factory=list)
     noted: bool = False
     terms: list[str] = Field(default_factory=list)
+    standing: bool = False
+    """A standing instruction or preference the person gave (refind.standing), offered beside the evidence
+    in a small reserved share of the budget and rendered under its own header."""
 
     @property
     def first_turn(self) -> int:
@@ -472,6 +476,11 @@ class Evidence(BaseModel):
     @property
     def matched_ids(self) -> list[str]:
         return [t.id for t in self.turns if t.matched]
+
+
+Shape = Literal["lookup", "breadth", "period"]
+"""A question's shape (DESIGN §9): one fact (``lookup``), many places (``breadth``: ordering, summaries,
+counts, "all", "so far"), or a period with no topic words of its own (``period``)."""
 
 
 class RoundTrace(BaseModel):

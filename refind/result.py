@@ -9,8 +9,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.evidence import by_relevance, pack, render, render_block
-from refind.models import Evidence, RoundTrace
+from refind.evidence import by_relevance, pack_for, render, render_block
+from refind.models import Evidence, RoundTrace, Shape
 from refind.tokens import count_tokens
 
 __all__ = ["SearchResult"]
@@ -33,6 +33,9 @@ class SearchResult(BaseModel):
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
     hit_tokens: int | None = 1000
+    shape: Shape = "lookup"
+    """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
+    shorter; ``period`` browses the period's sessions (refind.agent.shape)."""
 
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""
@@ -40,14 +43,18 @@ class SearchResult(BaseModel):
 
     def sessions(self) -> list[str]:
         """Session ids, most relevant first (each session ranked by its best block)."""
-        return list(dict.fromkeys(e.session_id for e in self.by_relevance()))
+        return list(dict.fromkeys(e.session_id for e in self.by_relevance() if not e.standing))
 
     def packed(self, max_tokens: int) -> SearchResult:
         """This result with its evidence packed for ``max_tokens`` (what ``to_text(max_tokens)`` shows)."""
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
-        blocks = pack(
-            self.evidence, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
+        blocks = pack_for(
+            self.evidence,
+            max_tokens,
+            self.shape,
+            context_tokens=self.context_tokens,
+            hit_tokens=self.hit_tokens,
         )
         return self.model_copy(update={"evidence": blocks})
 

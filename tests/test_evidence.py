@@ -222,3 +222,23 @@ def test_format_date_is_the_one_date_formatter_and_keeps_the_sources_granularity
     assert format_date(-126_230_400_000, "day") == "1966-01-01"
     with pytest.raises(ValueError, match="unknown date form"):
         format_date(day, "fortnight")  # type: ignore[arg-type]
+
+
+def test_a_breadth_question_gets_every_sessions_hits_before_any_context() -> None:
+    from refind.evidence import pack_for
+
+    blocks = []
+    for s in range(8):  # eight sessions, each a hit between two long context turns
+        turns = [
+            _turn(0, "context " * 120),
+            _turn(1, f"the hit of session {s} about the garden " * 3, matched=True),
+            _turn(2, "context " * 120),
+        ]
+        blocks.append(_block(f"s{s}", turns, score=1.0 - s / 10, terms=["garden"]))
+    budget = 700
+    lookup = pack_for(blocks, budget, "lookup")
+    breadth = pack_for(blocks, budget, "breadth")
+    hits = lambda packed: {b.session_id for b in packed for t in b.turns if t.matched}  # noqa: E731
+    assert len(hits(breadth)) == 8  # every session's hit fits once context waits
+    assert len(hits(breadth)) > len(hits(lookup))
+    assert count_tokens(render(breadth)) <= budget

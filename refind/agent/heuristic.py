@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from refind.agent.keywords import extract_keywords, quoted_phrases
+from refind.agent.shape import Shape, question_shape
 from refind.search.session import SearchSession
 from refind.timeparse import parse_time_range, strip_time_expressions
 
@@ -43,6 +44,9 @@ class HeuristicAgent:
         time_weight: float = 1.0,
         feedback: bool = False,
         feedback_terms: int = 6,
+        shapes: bool = True,
+        breadth_k: int = 3,
+        breadth_window: int = 0,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -51,6 +55,9 @@ class HeuristicAgent:
         self.time_weight = time_weight
         self.feedback = feedback
         self.feedback_terms = feedback_terms
+        self.shapes = shapes
+        self.breadth_k = breadth_k
+        self.breadth_window = breadth_window
 
     def plan_keywords(
         self, question: str, options: Sequence[str] | None = None
@@ -60,6 +67,12 @@ class HeuristicAgent:
         words = extract_keywords(" ".join([base, *quoted_phrases(question)]))
         option_words = [extract_keywords(o) for o in options or []]
         return words, [w for w in option_words if w]
+
+    def shape(self, question: str, words: Sequence[str], has_time_cue: bool) -> Shape:
+        """The question's shape (:func:`refind.agent.shape.question_shape`); ``lookup`` when shapes are off."""
+        if not self.shapes:
+            return "lookup"
+        return question_shape(question, words, has_time_cue=has_time_cue).shape
 
     def plan(
         self, session: SearchSession, question: str, options: Sequence[str] | None = None
@@ -77,9 +90,13 @@ class HeuristicAgent:
         time_range = parse_time_range(question, session.now) if self.time_filters else None
         if time_range is not None:
             label = f"time: {time_range.text}"
-            rounds.append(
-                _Round(label, " ".join(words) or None, time_range.start, time_range.end, self.time_weight)
-            )
+            period = self.shapes and self.shape(question, words, True) == "period"
+            if period:  # no topic words: the period's sessions by recency come first
+                rounds.insert(0, _Round(f"{label} (period)", None, time_range.start, time_range.end))
+            if not period or words:
+                rounds.append(
+                    _Round(label, " ".join(words) or None, time_range.start, time_range.end, self.time_weight)
+                )
         # term statistics for the first _MAX_WORDS keywords: a long question costs what a long query does
         counts = session.term_counts(" ".join(words[:_MAX_WORDS])) if len(words) > 1 else {}
         present = [t for n, t in sorted((n, t) for t, n in counts.items() if n > 0)]
@@ -99,17 +116,29 @@ class HeuristicAgent:
     ) -> str:
         """The plan's rounds on ``session`` without finishing it (an agent that goes on after them, such as
         :class:`~refind.LLMAgent`, starts here); returns why the plan stopped."""
+        words, _ = self.plan_keywords(question, options)
+        has_time = self.time_filters and parse_time_range(question, session.now) is not None
+        reading = question_shape(question, words, has_time_cue=has_time) if self.shapes else None
+        if reading is not None:
+            session.set_shape(reading.shape, reading.reason)
+            if reading.shape == "breadth":  # many places, each short
+                session.top_k = session.top_k * self.breadth_k
+                session.window = min(session.window, self.breadth_window)
         rounds = self.plan(session, question, options)
         if not rounds:
             return "no keywords and no time cue"
-        reason = "plan done" if len(rounds) <= self.max_rounds else "budget spent"
-        for i, r in enumerate(rounds[: self.max_rounds]):
+        budget = self.max_rounds
+        reason = "plan done" if len(rounds) <= budget else "budget spent"
+        for i, r in enumerate(rounds[:budget]):
             if r.keywords is None:
-                new = session.browse(r.date_from, r.date_to, note=r.label)
+                new = session.browse_sessions(r.date_from, r.date_to, note=r.label)
             else:
                 new = session.search(r.keywords, r.date_from, r.date_to, note=r.label, weight=r.weight)
-            next_is_time = i + 1 < len(rounds) and rounds[i + 1].date_from is not None
-            if not new and not next_is_time:
+                if not new and r.date_from is not None:  # the period's words missed: its sessions by recency
+                    new = session.browse_sessions(r.date_from, r.date_to, note=f"{r.label} (words missed)")
+            # never stop while a time cue is unused: a later round filters by it
+            ahead = rounds[i + 1 : budget]
+            if not new and not any(x.date_from is not None for x in ahead):
                 reason = "a round added nothing"
                 break
         if self.feedback and self.max_rounds > 1:

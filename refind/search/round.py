@@ -208,6 +208,7 @@ def build_blocks(
                         "rounds": [round_no],
                         "noted": False,
                         "terms": list(terms),
+                        "standing": False,
                     },
                 )
             )

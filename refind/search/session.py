@@ -8,10 +8,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from refind.evidence import order_evidence, pack, rendered_tokens
-from refind.models import Evidence, Hit, RoundTrace, Turn
+from refind.evidence import order_evidence, pack_for, rendered_tokens
+from refind.models import Evidence, Hit, RoundTrace, Shape, Turn, trusted
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
+from refind.standing import CUE_TERMS, is_request, is_standing
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
@@ -82,6 +83,7 @@ class SearchSession:
         window_tokens: int | None = None,
         hit_tokens: int | None = 1000,
         latest_boost: float = 0.0,
+        standing: int = 0,
         scope: Sequence[str] | None = None,
     ) -> None:
         self.store = store
@@ -99,6 +101,7 @@ class SearchSession:
         self.window_tokens = window_tokens
         self.hit_tokens = hit_tokens
         self.latest_boost = latest_boost
+        self.standing = standing  # standing instructions offered beside the evidence (0: none)
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -114,6 +117,17 @@ class SearchSession:
         self.session_score: dict[str, float] = {}
         self.rankings: list[list[str]] = []  # every session order credited, in round order
         self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
+        self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.agent.shape)
+        self.shape_reason: str | None = None
+
+    def set_shape(self, shape: Shape, reason: str | None = None) -> None:
+        """Record the question's shape (``lookup``, ``breadth``, ``period``) the agent plans by; the result
+        and its trace say it."""
+        self.shape = shape
+        self.shape_reason = reason
+        self.trace.append(
+            RoundTrace(round=self.rounds, action="shape", note=f"{shape}: {reason}" if reason else shape)
+        )
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -223,6 +237,51 @@ class SearchSession:
         self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
         return new
 
+    def browse_sessions(
+        self,
+        date_from: int | None,
+        date_to: int | None,
+        *,
+        k: int | None = None,
+        opening: int = 2,
+        note: str | None = None,
+    ) -> list[Evidence]:
+        """Scroll a period session by session: up to ``k`` (``top_k``) of the period's sessions, newest first,
+        each shown by its opening ``opening`` messages inside the period (where a conversation says what it is
+        about) with their windows. Sessions already in the evidence are skipped."""
+        t0 = time.perf_counter()
+        round_no = self.rounds + 1
+        k = k or self.top_k
+        taken = {b.session_id for b in self.blocks}
+        sessions: list[str] = []
+        for _ in range(k):
+            filters = Filters(time_from=date_from, time_to=date_to, exclude_sessions=sorted(taken) or None)
+            newest = self.store.browse(self.user_id, 1, filters)
+            if not newest:
+                break
+            sessions.append(newest[0].session_id)
+            taken.add(newest[0].session_id)
+        hits: list[Hit] = []
+        for sid in sessions:
+            inside = Filters(time_from=date_from, time_to=date_to, session_ids=[sid])
+            hits.extend(self.store.browse(self.user_id, opening, inside, newest_first=False))
+        rank = {sid: i for i, sid in enumerate(sessions)}
+        scored = [(h, 1.0 / (self.fusion.k0 + rank[h.session_id] + 1)) for h in hits]
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            scored,
+            self.window,
+            {h.id for h in hits},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+        )
+        self._credit(sessions, 0.5)
+        new = self._absorb(found)
+        self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
+        return new
+
     def _record(
         self,
         action: str,
@@ -326,6 +385,63 @@ class SearchSession:
         )
         return new
 
+    def standing_blocks(self, k: int | None = None) -> list[Evidence]:
+        """Up to ``k`` (``standing``) of this person's standing instructions and preferences
+        (:func:`refind.standing.is_standing`) not already in the evidence: those sharing most words with the
+        question first, then the most recent. One query: the person's messages ranked by the rule's cue
+        words (:data:`refind.standing.CUE_TERMS`), the first ``_STANDING_POOL`` of them checked by the rule."""
+        k = self.standing if k is None else k
+        if k <= 0 or not self.blocks:
+            return []
+        request = is_request(self.question)
+        pool = self.store.query(
+            self.user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True
+        )
+        found = [h for h in pool if h.id not in self.read_ids and is_standing(h.role, h.content)]
+        if not found:
+            return []
+        asked = _stems(self.question)
+        overlap = {h.id: len(asked & _stems(h.content)) for h in found}
+        if not request:  # not a request: one instruction at most, and only one clearly on its topic
+            found, k = [h for h in found if overlap[h.id] >= 2], 1
+        ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
+        return [
+            trusted(
+                Evidence,
+                {
+                    "id": f"{h.session_id}#{h.turn}-{h.turn}",
+                    "session_id": h.session_id,
+                    "session_date": h.timestamp,
+                    "session_date_text": h.time_text,
+                    "title": None,
+                    "source": None,
+                    "project": None,
+                    "turns": [
+                        trusted(
+                            Turn,
+                            {
+                                "id": h.id,
+                                "turn": h.turn,
+                                "role": h.role,
+                                "content": h.content,
+                                "timestamp": h.timestamp,
+                                "speaker": h.speaker,
+                                "time_text": h.time_text,
+                                "matched": True,
+                                "score": 0.0,
+                            },
+                        )
+                    ],
+                    "score": 0.0,
+                    "rounds": [0],
+                    "noted": False,
+                    "terms": [],
+                    "standing": True,
+                },
+            )
+            for h in ranked
+        ]
+
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state (:func:`asks_current_state`), each session's factor on
         its fused score: up to ``1 + latest_boost`` for the latest session, so that among (nearly)
@@ -359,9 +475,14 @@ class SearchSession:
             )
             for b in chosen
         ]
+        if self.shape == "breadth":
+            blocks = drop_near_duplicates(blocks)
+        blocks.extend(self.standing_blocks())
         blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
         if max_tokens is not None:
-            blocks = pack(blocks, max_tokens, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens)
+            blocks = pack_for(
+                blocks, max_tokens, self.shape, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
+            )
         return SearchResult(
             question=self.question,
             user_id=self.user_id,
@@ -371,7 +492,97 @@ class SearchSession:
             trace=list(self.trace),
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
+            shape=self.shape,
         )
+
+
+_WORDS = re.compile(r"\w+")
+_STANDING_POOL = 200
+_STEM_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "you",
+        "your",
+        "with",
+        "that",
+        "this",
+        "what",
+        "how",
+        "can",
+        "have",
+        "about",
+        "from",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "could",
+        "should",
+        "there",
+        "their",
+        "they",
+        "them",
+        "then",
+        "than",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "into",
+        "also",
+        "just",
+        "like",
+        "want",
+        "need",
+        "make",
+        "sure",
+        "please",
+        "always",
+        "never",
+        "prefer",
+        "rather",
+        "future",
+        "forward",
+        "whenever",
+        "avoid",
+        "remember",
+        "stick",
+    ]
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Crude content stems of ``text`` for topic overlap (lowercase words of 3+ letters, a plural or verb
+    ending cut, common function words and the rule's own cue words dropped): no bridge call per message."""
+    out = set()
+    for w in _WORDS.findall(text.lower()[:8000]):
+        if len(w) < 3 or w in _STEM_STOP or w.isdigit():
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[: -len(suffix)]
+                break
+        out.add(w)
+    return out
+
+
+def drop_near_duplicates(blocks: list[Evidence], threshold: float = 0.8) -> list[Evidence]:
+    """``blocks`` without those whose hit turns say what a more relevant kept block's hit turns already say
+    (word-set Jaccard similarity at least ``threshold``): a breadth question wants many different places."""
+    kept: list[tuple[Evidence, frozenset[str]]] = []
+    for block in sorted(blocks, key=lambda b: -b.score):
+        words = frozenset(
+            w for t in block.turns if t.matched for w in _WORDS.findall(t.content.lower()[:20_000])
+        )
+        if words and any(len(words & w) / len(words | w) >= threshold for _, w in kept if w):
+            continue
+        kept.append((block, words))
+    ids = {b.id for b, _ in kept}
+    return [b for b in blocks if b.id in ids]
 
 
 def with_info(store: Reader, user_id: str, blocks: list[Evidence]) -> list[Evidence]:
