@@ -249,7 +249,9 @@ def test_timeout_then_success(locomo: refind.Memory, fake: FakeOpenAI) -> None:
     result = locomo.search(QUESTION, USER, now=NOW, agent=agent_for(fake, timeout=0.5))
     assert time.perf_counter() - t0 < 2.5
     assert len(fake.requests) == 2
-    assert actions(result) == ["retry", "llm", "finish"]
+    # the retried call finished without a search: the heuristic rounds run, so the evidence is never empty
+    assert actions(result)[:3] == ["retry", "llm", "fallback"] and actions(result)[-1] == "finish"
+    assert result.evidence
     assert "APITimeoutError" in (steps(result)[0].note or "")
 
 

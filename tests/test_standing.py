@@ -81,7 +81,7 @@ def test_search_offers_the_standing_instructions_marked_and_within_a_tenth_of_th
             for i in range(40)
         ]
         mem.add("me", "s-logging", filler)
-        result = mem.search("Which tool ships logs to the collector?", "me", now="2024-05-01")
+        result = mem.search("Please suggest a tool that ships logs to the collector.", "me", now="2024-05-01")
         standing = [e for e in result.evidence if e.standing]
         assert [t.content for e in standing for t in e.turns] == [
             "Always include version numbers when you recommend a library."
@@ -96,3 +96,13 @@ def test_search_offers_the_standing_instructions_marked_and_within_a_tenth_of_th
         with off:
             off.import_sessions([])
         assert not refind.Settings(standing=0).standing
+
+
+def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> None:
+    from refind.standing import is_request
+
+    assert is_request("Could you show me how to implement a login feature?")
+    assert is_request("Which HTML elements should I use for the header?")
+    assert is_request("I'm planning to add analytics; what would you suggest?")
+    assert not is_request("When did Caroline go to the support group?")
+    assert not is_request("What did the vet give Pixel?")

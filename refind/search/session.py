@@ -125,9 +125,9 @@ class SearchSession:
         and its trace say it."""
         self.shape = shape
         self.shape_reason = reason
-        self.trace.append(
-            RoundTrace(round=self.rounds, action="shape", note=f"{shape}: {reason}" if reason else shape)
-        )
+        if shape != "lookup":  # a lookup is what every search did before shapes: nothing to add
+            note = f"{shape}: {reason}" if reason else shape
+            self.trace.append(RoundTrace(round=self.rounds, action="shape", note=note))
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -248,7 +248,8 @@ class SearchSession:
     ) -> list[Evidence]:
         """Scroll a period session by session: up to ``k`` (``top_k``) of the period's sessions, newest first,
         each shown by its opening ``opening`` messages inside the period (where a conversation says what it is
-        about) with their windows. Sessions already in the evidence are skipped."""
+        about) and its newest ones (``k`` shared among the sessions found), with their windows. Sessions
+        already in the evidence are skipped."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
         k = k or self.top_k
@@ -262,9 +263,13 @@ class SearchSession:
             sessions.append(newest[0].session_id)
             taken.add(newest[0].session_id)
         hits: list[Hit] = []
+        newest = max(1, k // max(len(sessions), 1))  # a period of few sessions shows more of each
         for sid in sessions:
             inside = Filters(time_from=date_from, time_to=date_to, session_ids=[sid])
-            hits.extend(self.store.browse(self.user_id, opening, inside, newest_first=False))
+            got = {h.id: h for h in self.store.browse(self.user_id, opening, inside, newest_first=False)}
+            for h in self.store.browse(self.user_id, newest, inside):
+                got.setdefault(h.id, h)
+            hits.extend(got.values())
         rank = {sid: i for i, sid in enumerate(sessions)}
         scored = [(h, 1.0 / (self.fusion.k0 + rank[h.session_id] + 1)) for h in hits]
         found = build_blocks(
