@@ -263,11 +263,11 @@ class SearchSession:
             sessions.append(newest[0].session_id)
             taken.add(newest[0].session_id)
         hits: list[Hit] = []
-        newest = max(1, k // max(len(sessions), 1))  # a period of few sessions shows more of each
+        per_session = max(1, k // max(len(sessions), 1))  # a period of few sessions shows more of each
         for sid in sessions:
             inside = Filters(time_from=date_from, time_to=date_to, session_ids=[sid])
             got = {h.id: h for h in self.store.browse(self.user_id, opening, inside, newest_first=False)}
-            for h in self.store.browse(self.user_id, newest, inside):
+            for h in self.store.browse(self.user_id, per_session, inside):
                 got.setdefault(h.id, h)
             hits.extend(got.values())
         rank = {sid: i for i, sid in enumerate(sessions)}
