@@ -203,7 +203,7 @@ def run_store(
         client.indices.delete(index=f"{prefix}-*,{bulk_index}", ignore_unavailable=True)
         (out / f"state-{prefix}.json").unlink(missing_ok=True)
     result = {
-        "store": loc.redacted(),
+        "store": base,  # a dev cluster: no credentials to leave out
         "file": {
             "path": str(jsonl),
             "messages": written,
