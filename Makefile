@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.refind-setup-done
 
-.PHONY: demo test lint setup clean perf docs
+.PHONY: demo test test-llm lint setup clean perf docs
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
@@ -16,6 +16,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
 	$(PY) -m pytest --durations=15
+
+# the real-model suite (scripts/local-llm builds llama-server and installs the model once; about 5 minutes)
+test-llm: $(STAMP)
+	scripts/local-llm install
+	$(PY) -m pytest -m local_llm -o addopts=-ra
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts

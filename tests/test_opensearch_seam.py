@@ -379,7 +379,7 @@ def test_a_commit_larger_than_one_bulk_request_sends_without_refresh_waits_then_
     store.commit()
     sent = [r for r in cluster.requests if r.path.endswith("/_bulk") or r.path.endswith("/_refresh")]
     assert [r.params.get("refresh") for r in sent if r.path.endswith("/_bulk")] == ["false"] * 4
-    assert sent[-1].path == f"/{PREFIX}-messages,{PREFIX}-sessions/_refresh"  # once, after every write
+    assert sent[-1].path == f"/{PREFIX}-messages,{PREFIX}-sessions,{PREFIX}-infos/_refresh"  # once, after all
     assert len(_sources(cluster, "messages")) == n
     # a small commit (one request) still waits for its refresh, as an add does
     store.session_states({"u": ["s"]})
