@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Literal
 
 from refind.evidence import order_evidence, pack_for, rendered_tokens
-from refind.models import Evidence, Hit, RoundTrace, Shape, Turn, trusted
+from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
 from refind.standing import CUE_TERMS, is_request, is_standing
@@ -222,19 +222,33 @@ class SearchSession:
         hits = self.store.browse(self.user_id, k or self.top_k, self._filters(date_from, date_to))
         # no BM25 here: rank by recency, on the same scale as fused scores
         scored = [(h, 1.0 / (self.fusion.k0 + i + 1)) for i, h in enumerate(hits)]
+        return self._browsed(scored, [h.session_id for h in hits], round_no, t0, date_from, date_to, note)
+
+    def _browsed(
+        self,
+        scored: list[tuple[Hit, float]],
+        sessions: list[str],
+        round_no: int,
+        t0: float,
+        date_from: int | None,
+        date_to: int | None,
+        note: str | None,
+    ) -> list[Evidence]:
+        """A browse's hits (no keywords: all of them are the round's matches) as blocks with their windows,
+        its sessions credited at half weight, recorded in the trace; returns the new blocks."""
         found = build_blocks(
             self.store,
             self.user_id,
             scored,
             self.window,
-            {h.id for h in hits},
+            {h.id for h, _ in scored},
             round_no,
             self.window_tokens,
             self.context_tokens,
         )
-        self._credit((h.session_id for h in hits), 0.5)
+        self._credit(sessions, 0.5)
         new = self._absorb(found)
-        self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
+        self._record("browse", round_no, t0, None, date_from, date_to, len(scored), new, note)
         return new
 
     def browse_sessions(
@@ -272,20 +286,7 @@ class SearchSession:
             hits.extend(got.values())
         rank = {sid: i for i, sid in enumerate(sessions)}
         scored = [(h, 1.0 / (self.fusion.k0 + rank[h.session_id] + 1)) for h in hits]
-        found = build_blocks(
-            self.store,
-            self.user_id,
-            scored,
-            self.window,
-            {h.id for h in hits},
-            round_no,
-            self.window_tokens,
-            self.context_tokens,
-        )
-        self._credit(sessions, 0.5)
-        new = self._absorb(found)
-        self._record("browse", round_no, t0, None, date_from, date_to, len(hits), new, note)
-        return new
+        return self._browsed(scored, sessions, round_no, t0, date_from, date_to, note)
 
     def _record(
         self,
@@ -410,39 +411,26 @@ class SearchSession:
         if not request:  # not a request: one instruction at most, and only one clearly on its topic
             found, k = [h for h in found if overlap[h.id] >= 2], 1
         ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
-        return [
-            trusted(
-                Evidence,
-                {
-                    "id": f"{h.session_id}#{h.turn}-{h.turn}",
-                    "session_id": h.session_id,
-                    "session_date": h.timestamp,
-                    "session_date_text": h.time_text,
-                    "title": None,
-                    "source": None,
-                    "project": None,
-                    "turns": [
-                        trusted(
-                            Turn,
-                            {
-                                "id": h.id,
-                                "turn": h.turn,
-                                "role": h.role,
-                                "content": h.content,
-                                "timestamp": h.timestamp,
-                                "speaker": h.speaker,
-                                "time_text": h.time_text,
-                                "matched": True,
-                                "score": 0.0,
-                            },
-                        )
-                    ],
-                    "score": 0.0,
-                    "rounds": [0],
-                    "noted": False,
-                    "terms": [],
-                    "standing": True,
-                },
+        return [  # at most a few: built as models, not the hot path's trusted dicts
+            Evidence(
+                id=f"{h.session_id}#{h.turn}-{h.turn}",
+                session_id=h.session_id,
+                session_date=h.timestamp,
+                session_date_text=h.time_text,
+                turns=[
+                    Turn(
+                        id=h.id,
+                        turn=h.turn,
+                        role=h.role,
+                        content=h.content,
+                        timestamp=h.timestamp,
+                        speaker=h.speaker,
+                        time_text=h.time_text,
+                        matched=True,
+                    )
+                ],
+                rounds=[0],
+                standing=True,
             )
             for h in ranked
         ]
