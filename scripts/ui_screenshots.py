@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.screenshot(path=str(args.out / "ui-search.png"))
                 page.locator("section.session h2 a").first.click()
                 page.wait_for_url(re.compile(r"/session/"))
+                page.evaluate("window.scrollTo(0, 0)")  # the title, not only the hit the link jumped to
                 page.screenshot(path=str(args.out / "ui-session.png"))
                 context.close()
         finally:
