@@ -189,6 +189,7 @@ def test_a_long_session_is_paged_and_its_hit_marked(ui: UI) -> None:
     turns = re.findall(r'<li class="turn (hit|context)" id=t(\d+)', first.text)
     assert [int(n) for _, n in turns] == list(range(50, 100))
     assert [int(n) for kind, n in turns if kind == "hit"] == [77]
+    assert '<option value="chatgpt">' in first.text  # the search box keeps its filters here too
     following = re.search(r'<a rel=next href="([^"]+)"', first.text)
     assert following
     last = ui.get(following.group(1).replace("&amp;", "&")).text
@@ -268,3 +269,18 @@ def test_the_ui_examples_in_docs_cli_md_run(index: Path, tmp_path: Path) -> None
             assert home.status_code == 200 and "sessions · refind" in home.text, (line, home.text[:300])
         finally:
             assert _stop(proc) in (0, 130), log.read_text()
+
+
+def test_a_missing_browser_skips_here_and_fails_where_it_is_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.chromium_helpers import REQUIRE_ENV, require_browser
+
+    monkeypatch.delenv("REFIND_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no chromium on it
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no chromium on PATH"):
+        require_browser()
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="REFIND_REQUIRE_CHROMIUM=1 requires it"):
+        require_browser()

@@ -202,9 +202,11 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
                 "its first page is ?from=0",
             )
         more = len(turns) > _pages.SESSION_PAGE
+        sources, projects = labels()
         body = _pages.session_page(
-            user_id, info, turns[: _pages.SESSION_PAGE], turn_from=turn_from, more=more, hits=hits
-        )
+            user_id, info, turns[: _pages.SESSION_PAGE], turn_from=turn_from, more=more, hits=hits,
+            sources=sources, projects=projects,
+        )  # fmt: skip
         return page(200, body)
 
     return app

@@ -293,6 +293,8 @@ def session_page(
     turn_from: int,
     more: bool,
     hits: Sequence[int],
+    sources: Sequence[str] = (),
+    projects: Sequence[str] = (),
 ) -> str:
     """One session in full, :data:`SESSION_PAGE` turns a page; the turns in ``hits`` marked."""
     marked = set(hits)
@@ -315,4 +317,4 @@ def session_page(
     )
     following = _url(path, **{"from": int(turns[-1].turn) + 1, "hit": keep}) if more and turns else None
     body += _pager(previous, following)
-    return _page(info.title or info.session_id, body, user=user)
+    return _page(info.title or info.session_id, body, user=user, sources=sources, projects=projects)
