@@ -284,3 +284,14 @@ def test_a_missing_browser_skips_here_and_fails_where_it_is_required(
     monkeypatch.setenv(REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="REFIND_REQUIRE_CHROMIUM=1 requires it"):
         require_browser()
+
+
+def test_the_page_uses_only_the_public_facade() -> None:
+    sources = sorted((ROOT / "refind" / "ui").glob("*.py"))
+    imports = [
+        line.strip()
+        for p in sources
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith(("import ", "from ")) and "refind" in line
+    ]
+    assert imports and set(imports) <= {"import refind", "from refind.ui import _pages"}, imports
