@@ -87,6 +87,8 @@ def test_search_offers_the_standing_instructions_marked_and_within_a_tenth_of_th
             "Always include version numbers when you recommend a library."
         ]
         assert result.sessions() == ["s-logging"]  # standing blocks do not enter the session ranking
+        ranked = result.by_relevance()  # nor rank before the evidence (a harness ranks sessions from this)
+        assert ranked[0].session_id == "s-logging" and ranked[-1].standing
         text = result.to_text(max_tokens=1000)
         assert text.startswith("[standing instruction | session s-rules |")
         packed = result.packed(1000)
