@@ -9,7 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0.dev0"
 
 from refind.agent import Agent, HeuristicAgent, LLMAgent
-from refind.config import Settings
+from refind.config import Settings, default_data_dir
 from refind.errors import (
     IndexFormatError,
     IndexLocked,
@@ -64,6 +64,7 @@ __all__ = [
     "Turn",
     "WarmUp",
     "__version__",
+    "default_data_dir",
     "format_date",
     "warm_up",
 ]

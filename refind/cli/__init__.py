@@ -11,6 +11,7 @@
     refind delete-session SESSION [--yes]
     refind hooks install claude-code             import each Claude Code session as it ends
     refind delete-user maya [--yes]
+    refind daemon status | stop [--all]         the background search process that keeps search fast
 
 ``--data DIR`` (or ``$REFIND_DATA``) picks the index directory; ``--store URL`` (or ``$REFIND_STORE``) picks any
 engine instead, e.g. ``opensearch://host:9200/prefix`` (docs/scale-out.md). Reading commands (search, stats) open it
@@ -23,12 +24,23 @@ Errors are one line; ``REFIND_DEBUG=1`` re-raises them with the traceback.
 
 The package: ``_app`` (the group, its options, exit codes, one-line errors), ``_terminal`` (all rich output),
 and one module per command family: ``_import``, ``_search``, ``_admin`` (stats, delete-user), ``_serve``,
-``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove). Importing the package registers every command on :func:`main`.
+``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove), ``_daemon`` (the background search process: client and
+server) and ``_daemon_commands`` (daemon status/stop). Importing the package registers every command on :func:`main`.
 """
 
 from __future__ import annotations
 
-from refind.cli import _admin, _demo, _hooks, _import, _mcp, _search, _serve, _sessions  # noqa: F401 - each registers its commands
+from refind.cli import (  # noqa: F401 - each registers its commands
+    _admin,
+    _daemon_commands,
+    _demo,
+    _hooks,
+    _import,
+    _mcp,
+    _search,
+    _serve,
+    _sessions,
+)
 from refind.cli._app import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, main
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]

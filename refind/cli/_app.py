@@ -119,6 +119,16 @@ def _data_option(command: Any) -> Any:
     )(command)
 
 
+def _no_daemon_option(command: Any) -> Any:
+    """``--no-daemon``: run in this process instead of asking the index's background process."""
+    return click.option(
+        "--no-daemon",
+        "no_daemon",
+        is_flag=True,
+        help="Run in this process, not in the index's background search process (also: REFIND_DAEMON=0).",
+    )(command)
+
+
 def _data_dir(ctx: click.Context, data: Path | None = None) -> Path | None:
     chosen = data if data is not None else ctx.find_root().obj
     return Path(chosen).expanduser() if chosen is not None else None
