@@ -289,3 +289,18 @@ def test_the_client_side_loads_no_java(env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
     assert "Sabai Sabai" in done.stdout
     assert "HEAVY []" in done.stderr
+
+
+def test_commands_load_lazily_and_every_one_is_mapped() -> None:
+    """``main.lazy`` names the module of every command (so none is missing from --help), and the CLI's
+    default user is the importers' (the client does not import the readers to learn it)."""
+    import importlib
+
+    import refind.loaders
+    from refind.cli import main
+    from refind.cli._app import DEFAULT_USER
+
+    for module in set(main.lazy.values()):
+        importlib.import_module(module)
+    assert set(main.commands) == set(main.lazy)
+    assert DEFAULT_USER == refind.loaders.DEFAULT_USER

@@ -46,6 +46,8 @@ def stop(ctx: click.Context, data: Path | None, every: bool) -> None:
 @click.option("--socket", "sock", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def run(index: Path, sock: Path) -> None:
     """Serve INDEX on SOCKET until idle (started by the reading commands, detached)."""
+    from refind.cli import _search, _sessions  # noqa: F401 - they register the requests it answers
+
     code = _daemon.serve(index, sock)
     if code:
         raise _Failure(f"the daemon for {index} could not start", code)

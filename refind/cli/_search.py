@@ -15,6 +15,7 @@ from refind.cli._app import (
     _AGENT_HELP,
     _AGENTS,
     _CONTEXT,
+    DEFAULT_USER,
     _agent,
     _data_option,
     _location,
@@ -28,7 +29,6 @@ from refind.cli._terminal import (
     _print_trace,
     err,
 )
-from refind.loaders import DEFAULT_USER
 
 # ---------------------------------------------------------------------------------------------- search
 

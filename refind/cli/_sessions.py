@@ -18,6 +18,7 @@ import refind
 from refind.cli import _daemon
 from refind.cli._app import (
     _CONTEXT,
+    DEFAULT_USER,
     _data_option,
     _Failure,
     _location,
@@ -26,7 +27,6 @@ from refind.cli._app import (
     main,
 )
 from refind.cli._terminal import _plural, err, out
-from refind.loaders import DEFAULT_USER
 
 _USER_HELP = "Whose sessions (imports of personal histories use 'me')."
 
