@@ -255,7 +255,7 @@ def _answer(sock_path: Path, request: Payload, timeout: float = 10.0) -> Payload
 
 
 def daemons() -> list[Payload]:
-    """This user's running daemons: index, pid, seconds since the last request, socket."""
+    """This user's running daemons: index, pid, idle timeout (seconds), socket."""
     root = _runtime_dir()
     found = []
     for sock in sorted(root.glob("*.sock")) if root is not None else []:
