@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stratify", type=int, default=None, help="at most N questions per type, the first in dataset order"
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="at most N questions per type drawn at random (--seed), dataset order kept; not with --stratify",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     p.add_argument("--fetch", type=int, default=200, help="messages over-fetched by message-level adapters")
     p.add_argument("--out", required=True, help="output directory (created; existing files are replaced)")
     p.add_argument("--no-plot", action="store_true", help="skip plot.png")
@@ -321,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _positive(parser, "k", args.k, 100)
     _positive(parser, "limit", args.limit, 10**7)
     _positive(parser, "stratify", args.stratify, 10**7)
+    _positive(parser, "sample", args.sample, 10**7)
+    if args.sample is not None and args.stratify is not None:
+        parser.error("give --stratify or --sample, not both")
     _positive(parser, "fetch", args.fetch, 100_000)
     names = list(dict.fromkeys(n.strip() for n in args.adapters.split(",") if n.strip()))
     unknown = [n for n in names if n not in registry.ADAPTERS]
@@ -336,7 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefindError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
-    questions = select_questions(dataset.questions, args.stratify, args.limit)
+    questions = select_questions(
+        dataset.questions, args.stratify, args.limit, sample=args.sample, seed=args.seed
+    )
     skipped_adapters: dict[str, str] = {}
     active = []
     for name in names:
@@ -359,7 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
     command = "python -m benchmarks run " + shlex.join(argv)
-    selection = {"stratify": args.stratify, "limit": args.limit, "n_available": len(dataset.questions)}
+    selection: dict[str, Any] = {
+        "stratify": args.stratify,
+        "limit": args.limit,
+        "n_available": len(dataset.questions),
+    }
+    if args.sample is not None:
+        selection.update(sample=args.sample, seed=args.seed)
     summary = summarize(
         dataset,
         questions,

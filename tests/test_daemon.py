@@ -304,3 +304,38 @@ def test_commands_load_lazily_and_every_one_is_mapped() -> None:
         importlib.import_module(module)
     assert set(main.commands) == set(main.lazy)
     assert DEFAULT_USER == refind.loaders.DEFAULT_USER
+
+
+def test_another_user_cannot_reach_the_daemon(env: dict[str, str]) -> None:
+    """The runtime directory (0700) and the socket (0600) each keep another user out."""
+    if os.getuid() != 0:
+        pytest.skip("acting as another user needs root")
+    assert cli(env, "search", "Thai", "--user", "maya").returncode == 0
+    [daemon] = status(env)
+    probe = (
+        "import os, socket, sys\n"
+        "os.setgid(65534); os.setuid(65534)\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "try:\n"
+        "    s.connect(sys.argv[1])\n"
+        "except PermissionError:\n"
+        "    print('refused')\n"
+        "else:\n"
+        "    print('connected')\n"
+    )
+    runtime = Path(daemon["socket"]).parent
+
+    def attempt() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, daemon["socket"]], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert attempt() == "refused"  # the directory
+    runtime.chmod(0o711)
+    try:
+        assert attempt() == "refused"  # the socket itself
+    finally:
+        runtime.chmod(0o700)
+    assert [d["pid"] for d in status(env)] == [daemon["pid"]]

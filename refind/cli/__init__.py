@@ -10,6 +10,7 @@
     refind export [-o history.jsonl]             every message as JSONL that `refind import` reads back
     refind delete-session SESSION [--yes]
     refind hooks install claude-code             import each Claude Code session as it ends
+    refind ui [--port 8765]                      browse your history in a web browser (loopback)
     refind delete-user maya [--yes]
     refind daemon status | stop [--all]         the background search process that keeps search fast
 
@@ -24,9 +25,10 @@ Errors are one line; ``REFIND_DEBUG=1`` re-raises them with the traceback.
 
 The package: ``_app`` (the group, its options, exit codes, one-line errors), ``_terminal`` (all rich output),
 and one module per command family: ``_import``, ``_search``, ``_admin`` (stats, delete-user), ``_serve``,
-``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove), ``_daemon`` (the background search process: client and
-server) and ``_daemon_commands`` (daemon status/stop). Each module registers its commands on :func:`main` when
-the command is first looked up (``main.lazy``).
+``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove),
+``_ui`` (the browsing page), ``_daemon`` (the background search process: client and server) and
+``_daemon_commands`` (daemon status/stop). Each module registers its commands on :func:`main` when the command
+is first looked up (``main.lazy``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ main.lazy = {
     "sessions": "refind.cli._sessions",
     "show": "refind.cli._sessions",
     "stats": "refind.cli._admin",
+    "ui": "refind.cli._ui",
 }
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]
