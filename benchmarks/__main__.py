@@ -20,6 +20,7 @@ COMMANDS = {
         "benchmarks.misses",
         "where refind loses each gold turn and session, and whether words could reach it",
     ),
+    "shell": ("benchmarks.shell", "refind search as a whole process: in-process beside the warm daemon"),
     "dense-probe": (
         "benchmarks.dense_probe",
         "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",

@@ -8,34 +8,73 @@ from __future__ import annotations
 
 __version__ = "0.1.0.dev0"
 
-from refind.agent import Agent, HeuristicAgent, LLMAgent
-from refind.config import Settings
-from refind.errors import (
-    IndexFormatError,
-    IndexLocked,
-    InvalidInput,
-    LLMUnavailable,
-    ReadOnlyError,
-    RefindError,
-    RequestConflict,
-    SetupError,
-    StoreClosed,
-    StoreError,
-)
-from refind.evidence import format_date
-from refind.memory import Memory
-from refind.models import (
-    AddResult,
-    Evidence,
-    Hit,
-    Message,
-    RoundTrace,
-    SessionSummary,
-    StoreStats,
-    Turn,
-)
-from refind.result import SearchResult
-from refind.warmup import WarmUp, warm_up
+import importlib as _importlib
+import typing as _typing
+
+if (
+    _typing.TYPE_CHECKING
+):  # the names, for type checkers and the API docs; at run time each loads on first use
+    from refind.agent import Agent, HeuristicAgent, LLMAgent
+    from refind.config import Settings, default_data_dir
+    from refind.errors import (
+        IndexFormatError,
+        IndexLocked,
+        InvalidInput,
+        LLMUnavailable,
+        ReadOnlyError,
+        RefindError,
+        RequestConflict,
+        SetupError,
+        StoreClosed,
+        StoreError,
+    )
+    from refind.evidence import format_date
+    from refind.memory import Memory
+    from refind.models import (
+        AddResult,
+        Evidence,
+        Hit,
+        Message,
+        RoundTrace,
+        SessionSummary,
+        StoreStats,
+        Turn,
+    )
+    from refind.result import SearchResult
+    from refind.warmup import WarmUp, warm_up
+
+# Where each public name lives: ``import refind`` stays cheap (a shell command's client side loads only what it
+# renders), and ``refind.Memory`` or ``from refind import Memory`` imports its module then.
+_WHERE = {
+    "AddResult": "refind.models",
+    "Agent": "refind.agent",
+    "Evidence": "refind.models",
+    "HeuristicAgent": "refind.agent",
+    "Hit": "refind.models",
+    "IndexFormatError": "refind.errors",
+    "IndexLocked": "refind.errors",
+    "InvalidInput": "refind.errors",
+    "LLMAgent": "refind.agent",
+    "LLMUnavailable": "refind.errors",
+    "Memory": "refind.memory",
+    "Message": "refind.models",
+    "ReadOnlyError": "refind.errors",
+    "RefindError": "refind.errors",
+    "RequestConflict": "refind.errors",
+    "RoundTrace": "refind.models",
+    "SearchResult": "refind.result",
+    "SessionSummary": "refind.models",
+    "Settings": "refind.config",
+    "SetupError": "refind.errors",
+    "StoreClosed": "refind.errors",
+    "StoreError": "refind.errors",
+    "StoreStats": "refind.models",
+    "Turn": "refind.models",
+    "WarmUp": "refind.warmup",
+    "default_data_dir": "refind.config",
+    "format_date": "refind.evidence",
+    "warm_up": "refind.warmup",
+}
 
 __all__ = [
     "AddResult",
@@ -64,6 +103,20 @@ __all__ = [
     "Turn",
     "WarmUp",
     "__version__",
+    "default_data_dir",
     "format_date",
     "warm_up",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'refind' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -39,6 +39,13 @@ below is a thin layer over the Python API (`refind.Memory`); `python -m refind.c
   locked, Java or the LLM not set up) or a declined confirmation, `2` a usage error, `3` an unexpected error
   (a bug: please report it), `130` `refind serve` stopped with Ctrl-C. `REFIND_DEBUG=1` shows the traceback
   instead.
+- `search` (with the heuristic agent), `show` and `sessions` are answered by a background search process per
+  index that the first of them starts and later ones reuse, so only the first pays for the Java start
+  (figures and their command: [the shell's speed](benchmarks/shell.md)). It holds the index read-only, sees
+  every finished import, prints exactly what the in-process command prints, and exits after
+  `REFIND_DAEMON_IDLE` seconds without a request (default 300). `--no-daemon` or `REFIND_DAEMON=0` runs
+  commands in-process; `refind daemon status` / `refind daemon stop [--all]` list and stop them
+  ([troubleshooting](troubleshooting.md#searching)).
 """
 
 
@@ -89,9 +96,7 @@ def on_config(config: Any, **kwargs: Any) -> Any:
 
     current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
     if current != render():
-        raise PluginError(
-            "docs/cli.md is out of date with refind/cli/; run: python scripts/gen_cli_docs.py"
-        )
+        raise PluginError("docs/cli.md is out of date with refind/cli/; run: python scripts/gen_cli_docs.py")
     docs = Path(config["docs_dir"])
     nav = config["nav"]
     listed = _nav_pages(nav)

@@ -15,6 +15,9 @@ from tests.opensearch_helpers import DevCluster, session_cluster
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("REFIND_SHARED_DATA") or ROOT.parent / "shared" / "data")
 PYTHON = sys.executable
+# Reading commands run in-process here (a CliRunner's monkeypatch must reach the code, and no background search
+# process may outlive a test); tests/test_daemon.py turns the daemon on with a fixture that stops it.
+os.environ["REFIND_DAEMON"] = "0"
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +40,7 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
     env["PYTHONPATH"] = str(ROOT)
     env["REFIND_DATA"] = str(tmp_path / "default-data")
+    env["REFIND_DAEMON"] = "0"
     return env
 
 

@@ -12,6 +12,7 @@
     refind hooks install claude-code             import each Claude Code session as it ends
     refind ui [--port 8765]                      browse your history in a web browser (loopback)
     refind delete-user maya [--yes]
+    refind daemon status | stop [--all]         the background search process that keeps search fast
 
 ``--data DIR`` (or ``$REFIND_DATA``) picks the index directory; ``--store URL`` (or ``$REFIND_STORE``) picks any
 engine instead, e.g. ``opensearch://host:9200/prefix`` (docs/scale-out.md). Reading commands (search, stats) open it
@@ -24,12 +25,33 @@ Errors are one line; ``REFIND_DEBUG=1`` re-raises them with the traceback.
 
 The package: ``_app`` (the group, its options, exit codes, one-line errors), ``_terminal`` (all rich output),
 and one module per command family: ``_import``, ``_search``, ``_admin`` (stats, delete-user), ``_serve``,
-``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove), ``_ui`` (the browsing page). Importing the package registers every command on :func:`main`.
+``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove),
+``_ui`` (the browsing page), ``_daemon`` (the background search process: client and server) and
+``_daemon_commands`` (daemon status/stop). Each module registers its commands on :func:`main` when the command
+is first looked up (``main.lazy``).
 """
 
 from __future__ import annotations
 
-from refind.cli import _admin, _demo, _hooks, _import, _mcp, _search, _serve, _sessions, _ui  # noqa: F401 - each registers its commands
 from refind.cli._app import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, main
+
+# Each module registers its commands on ``main`` when imported; ``main`` imports it when its command runs (or
+# for --help), so a command loads only its own module (a shell command's client stays small).
+main.lazy = {
+    "daemon": "refind.cli._daemon_commands",
+    "delete-session": "refind.cli._sessions",
+    "delete-user": "refind.cli._admin",
+    "demo": "refind.cli._demo",
+    "export": "refind.cli._sessions",
+    "hooks": "refind.cli._hooks",
+    "import": "refind.cli._import",
+    "mcp": "refind.cli._mcp",
+    "search": "refind.cli._search",
+    "serve": "refind.cli._serve",
+    "sessions": "refind.cli._sessions",
+    "show": "refind.cli._sessions",
+    "stats": "refind.cli._admin",
+    "ui": "refind.cli._ui",
+}
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]

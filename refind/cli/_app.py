@@ -3,6 +3,7 @@ shares to open the index (``--data`` / ``--store``) and pick an agent."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ EXIT_USAGE = 2  # click's usage errors
 EXIT_INTERNAL = 3  # anything unexpected (a bug): one line, or the traceback with REFIND_DEBUG=1
 EXIT_INTERRUPTED = 130
 
+DEFAULT_USER = (
+    "me"  # refind.loaders.DEFAULT_USER (tests/test_daemon.py checks): not imported, it loads every reader
+)
 _AGENTS = ("heuristic", "llm")
 _AGENT_HELP = (
     "Who plans the rounds: heuristic (offline) or llm (an OpenAI-compatible model: set REFIND_LLM_API_KEY "
@@ -40,10 +44,17 @@ class _Group(click.Group):
     order a newcomer uses them."""
 
     order = ("demo", "import", "search", "mcp", "serve", "stats", "delete-user")
+    lazy: dict[str, str] = {}  # command -> the module that registers it, imported when the command is used
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        known = [name for name in self.order if name in self.commands]
-        return known + sorted(set(self.commands) - set(known))
+        names = set(self.commands) | set(self.lazy)
+        known = [name for name in self.order if name in names]
+        return known + sorted(names - set(known))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            importlib.import_module(self.lazy[cmd_name])
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -116,6 +127,16 @@ def _data_option(command: Any) -> Any:
     serve``); the subcommand's wins when both are given."""
     return click.option(
         "--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None, help=_DATA_HELP
+    )(command)
+
+
+def _no_daemon_option(command: Any) -> Any:
+    """``--no-daemon``: run in this process instead of asking the index's background process."""
+    return click.option(
+        "--no-daemon",
+        "no_daemon",
+        is_flag=True,
+        help="Run in this process, not in the index's background search process (also: REFIND_DAEMON=0).",
     )(command)
 
 

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text
 
+import refind
+from refind.cli import _daemon
 from refind.cli._app import (
     _AGENT_HELP,
     _AGENTS,
     _CONTEXT,
+    DEFAULT_USER,
     _agent,
     _data_option,
+    _location,
+    _no_daemon_option,
     _open,
     main,
 )
@@ -23,9 +29,33 @@ from refind.cli._terminal import (
     _print_trace,
     err,
 )
-from refind.loaders import DEFAULT_USER
 
 # ---------------------------------------------------------------------------------------------- search
+
+
+@_daemon.op("search")
+def _search_payload(
+    mem: refind.Memory,
+    question: str,
+    user: str,
+    now: str | None,
+    top_k: int | None,
+    window: int | None,
+    max_tokens: int | None,
+    source: str | None,
+    project: str | None,
+) -> dict[str, Any]:
+    """What ``refind search`` shows, computed in this process or in the index's daemon (heuristic agent)."""
+    when: str | datetime = now if now is not None else datetime.now(UTC)
+    result = mem.search(
+        question, user, now=when, top_k=top_k, window=window, max_tokens=max_tokens,
+        source=source, project=project,
+    )  # fmt: skip
+    unknown_user = not result.evidence and mem.count(user) == 0
+    return {
+        "result": result.model_dump(mode="json"), "unknown_user": unknown_user, "index": str(mem.path),
+        "tokens": result.tokens,
+    }  # fmt: skip
 
 
 @main.command(context_settings=_CONTEXT)
@@ -64,6 +94,7 @@ from refind.loaders import DEFAULT_USER
 )
 @click.option("--trace", is_flag=True, help="Also show the rounds: keywords, dates, hits, time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the SearchResult as JSON (for scripts).")
+@_no_daemon_option
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -79,22 +110,36 @@ def search(
     max_tokens: int | None,
     trace: bool,
     as_json: bool,
+    no_daemon: bool,
 ) -> None:
     """Search USER's history for the evidence that answers QUESTION.
 
     Prints the evidence grouped by session, sessions in time order, with the session dates; the turns a
     search matched are marked with ▶ (the others are the context window around them). The index is
-    opened read-only.
+    opened read-only; with the heuristic agent, the index's background process answers (docs/cli.md).
     """
-    when: str | datetime = now if now is not None else datetime.now(UTC)
-    planner = _agent(agent)
-    with _open(ctx, data, read_only=True) as mem:
-        result = mem.search(
-            question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens,
-            source=source, project=project,
-        )  # fmt: skip
-        unknown_user = not result.evidence and mem.count(user) == 0
-        index = str(mem.path)
+    params = {
+        "question": question, "user": user, "now": now, "top_k": top_k, "window": window,
+        "max_tokens": max_tokens, "source": source, "project": project,
+    }  # fmt: skip
+    tokens: int | None = None
+    if agent == "heuristic":  # the index's daemon answers when it can, else this process
+        payload = None if no_daemon else _daemon.ask(_location(ctx, data), "search", params)
+        if payload is None:
+            with _open(ctx, data, read_only=True) as mem:
+                payload = _search_payload(mem, **params)
+        result = refind.SearchResult.model_validate(payload["result"])
+        unknown_user, index, tokens = bool(payload["unknown_user"]), str(payload["index"]), payload["tokens"]
+    else:
+        when: str | datetime = now if now is not None else datetime.now(UTC)
+        planner = _agent(agent)
+        with _open(ctx, data, read_only=True) as mem:
+            result = mem.search(
+                question, user, now=when, top_k=top_k, window=window, agent=planner, max_tokens=max_tokens,
+                source=source, project=project,
+            )  # fmt: skip
+            unknown_user = not result.evidence and mem.count(user) == 0
+            index = str(mem.path)
     if unknown_user and not as_json:
         err.print(
             Text(
@@ -104,7 +149,7 @@ def search(
     if as_json:
         click.echo(result.model_dump_json(indent=2))
         return
-    _print_header(result)
+    _print_header(result, tokens)
     _print_evidence(result, now_given=now is not None)
     if trace:
         _print_trace(result)

@@ -15,15 +15,18 @@ from rich.table import Table
 from rich.text import Text
 
 import refind
+from refind.cli import _daemon
 from refind.cli._app import (
     _CONTEXT,
+    DEFAULT_USER,
     _data_option,
     _Failure,
+    _location,
+    _no_daemon_option,
     _open,
     main,
 )
 from refind.cli._terminal import _plural, err, out
-from refind.loaders import DEFAULT_USER
 
 _USER_HELP = "Whose sessions (imports of personal histories use 'me')."
 
@@ -37,7 +40,26 @@ def _when(first: int, last: int) -> str:
     return a if a == b else f"{a} - {b}"
 
 
+def _payload(
+    ctx: click.Context, data: Path | None, no_daemon: bool, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The daemon's answer to ``name`` when it has one, else the same computed in this process."""
+    payload = None if no_daemon else _daemon.ask(_location(ctx, data), name, params)
+    if payload is None:
+        with _open(ctx, data, read_only=True) as mem:
+            payload = _daemon.OPS[name](mem, **params)
+    return payload
+
+
 # ---------------------------------------------------------------------------------------------- sessions
+
+
+@_daemon.op("sessions")
+def _sessions_payload(
+    mem: refind.Memory, user: str, source: str | None, project: str | None, limit: int, offset: int
+) -> dict[str, Any]:
+    rows = mem.sessions(user, source=source, project=project, limit=limit, offset=offset)
+    return {"rows": [r.model_dump(mode="json") for r in rows]}
 
 
 @main.command(context_settings=_CONTEXT)
@@ -54,6 +76,7 @@ def _when(first: int, last: int) -> str:
 )
 @click.option("--offset", type=click.IntRange(0), default=0, help="Sessions skipped (the next page).")
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON lines (for scripts).")
+@_no_daemon_option
 @click.pass_context
 def sessions(
     ctx: click.Context,
@@ -64,6 +87,7 @@ def sessions(
     limit: int,
     offset: int,
     as_json: bool,
+    no_daemon: bool,
 ) -> None:
     """List USER's stored sessions, the most recent first: title, source, dates, messages (read-only).
 
@@ -73,8 +97,9 @@ def sessions(
       refind sessions --source claude-code --limit 20
       refind sessions --json --offset 50
     """
-    with _open(ctx, data, read_only=True) as mem:
-        rows = mem.sessions(user, source=source, project=project, limit=limit + 1, offset=offset)
+    params = {"user": user, "source": source, "project": project, "limit": limit + 1, "offset": offset}
+    payload = _payload(ctx, data, no_daemon, "sessions", params)
+    rows = [refind.SessionSummary.model_validate(r) for r in payload["rows"]]
     more = len(rows) > limit
     rows = rows[:limit]
     if as_json:
@@ -98,6 +123,16 @@ def sessions(
 # ---------------------------------------------------------------------------------------------- show
 
 
+@_daemon.op("show")
+def _show_payload(mem: refind.Memory, user: str, session: str, turn_from: int, limit: int) -> dict[str, Any]:
+    info = mem.session_info(user, session)
+    turns = mem.window(user, session, turn_from, turn_from + limit) if info is not None else []
+    return {
+        "info": info.model_dump(mode="json") if info is not None else None,
+        "turns": [t.model_dump(mode="json") for t in turns],
+    }
+
+
 @main.command(context_settings=_CONTEXT)
 @_data_option
 @click.argument("session")
@@ -105,9 +140,17 @@ def sessions(
 @click.option("--from", "turn_from", type=click.IntRange(0), default=0, help="First turn shown.")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=200, show_default=True, help="Turns shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print the session and its turns as JSON.")
+@_no_daemon_option
 @click.pass_context
 def show(
-    ctx: click.Context, data: Path | None, session: str, user: str, turn_from: int, limit: int, as_json: bool
+    ctx: click.Context,
+    data: Path | None,
+    session: str,
+    user: str,
+    turn_from: int,
+    limit: int,
+    as_json: bool,
+    no_daemon: bool,
 ) -> None:
     """Show one stored SESSION of USER, turn by turn (read-only; --from and --limit page a long one).
 
@@ -116,11 +159,12 @@ def show(
       refind show 6612f0a1-2222-4c1e-9e0a-000000000002
       refind show 5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f --from 4 --limit 3 --json
     """
-    with _open(ctx, data, read_only=True) as mem:
-        info = mem.session_info(user, session)
-        if info is None:
-            raise _Failure(f"user {user!r} has no session {session!r}; `refind sessions` lists them")
-        turns = mem.window(user, session, turn_from, turn_from + limit)
+    params = {"user": user, "session": session, "turn_from": turn_from, "limit": limit}
+    payload = _payload(ctx, data, no_daemon, "show", params)
+    if payload["info"] is None:
+        raise _Failure(f"user {user!r} has no session {session!r}; `refind sessions` lists them")
+    info = refind.SessionSummary.model_validate(payload["info"])
+    turns = [refind.Hit.model_validate(t) for t in payload["turns"]]
     more = len(turns) > limit
     turns = turns[:limit]
     if as_json:

@@ -41,7 +41,9 @@ def _setup_logging(verbose: bool) -> None:
 # ---------------------------------------------------------------------------------------------- rendering
 
 
-def _print_header(result: refind.SearchResult) -> None:
+def _print_header(result: refind.SearchResult, tokens: int | None = None) -> None:
+    """The question and one line about the result; ``tokens`` is ``result.tokens`` when the caller has it
+    already (the daemon counts them: the client then never loads the tokenizer)."""
     sessions = len({e.session_id for e in result.evidence})
     when = refind.format_date(result.now, "weekday") if result.now is not None else "unknown"
     out.print(Text(result.question, style="bold"))
@@ -49,7 +51,7 @@ def _print_header(result: refind.SearchResult) -> None:
         Text(
             f"user {result.user_id} · asked {when} · {result.agent} agent · "
             f"{_plural(len(result.evidence), 'block')} from {_plural(sessions, 'session')} · "
-            f"{result.tokens} tokens",
+            f"{result.tokens if tokens is None else tokens} tokens",
             style="dim",
         )
     )
