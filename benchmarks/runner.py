@@ -60,6 +60,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stratify", type=int, default=None, help="at most N questions per type, the first in dataset order"
     )
+    p.add_argument(
+        "--time-budget",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="start no question after this many seconds; score only the questions every adapter was asked "
+        "(the first ones in order: for slow adapters such as a local model)",
+    )
     p.add_argument("--fetch", type=int, default=200, help="messages over-fetched by message-level adapters")
     p.add_argument("--out", required=True, help="output directory (created; existing files are replaced)")
     p.add_argument("--no-plot", action="store_true", help="skip plot.png")
@@ -185,9 +193,13 @@ def run(
     *,
     fetch: int = 200,
     quiet: bool = False,
+    time_budget: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Ask ``questions`` of every adapter in ``adapter_names`` (all available); returns the score rows in
-    (question, adapter) order and each adapter's ``info`` (settings it reported)."""
+    (question, adapter) order and each adapter's ``info`` (settings it reported). With ``time_budget``
+    (seconds), no question is started after it is spent, and only the questions every adapter was asked
+    keep their rows."""
+    deadline = time.monotonic() + time_budget if time_budget is not None else None
     config = registry.AdapterConfig(dataset=dataset.name, k=k, turn_level=dataset.turn_level, fetch=fetch)
     adapters = [registry.create(name) for name in adapter_names]
     if not adapters:
@@ -199,6 +211,8 @@ def run(
     bar = _progress(len(questions) * len(adapters), dataset.name, quiet)
     try:
         for key, sessions in dataset.haystacks(by_haystack):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             for adapter in adapters:
                 asked = by_haystack[key]
                 try:
@@ -209,6 +223,8 @@ def run(
                     continue
                 try:
                     for q in asked:
+                        if deadline is not None and time.monotonic() > deadline:
+                            break
                         try:
                             rows.append(_ask(adapter, q, state, k))
                         except Exception as exc:
@@ -220,6 +236,11 @@ def run(
                         teardown(state)
     finally:
         bar.close()
+    if deadline is not None:
+        asked_of: dict[str, int] = {}
+        for r in rows:
+            asked_of[r["question_id"]] = asked_of.get(r["question_id"], 0) + 1
+        rows = [r for r in rows if asked_of[r["question_id"]] == len(adapters)]
     order = {q.id: i for i, q in enumerate(questions)}
     rank = {name: i for i, name in enumerate(adapter_names)}
     rows.sort(key=lambda r: (order[r["question_id"]], rank[r["adapter"]]))
@@ -322,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _positive(parser, "limit", args.limit, 10**7)
     _positive(parser, "stratify", args.stratify, 10**7)
     _positive(parser, "fetch", args.fetch, 100_000)
+    _positive(parser, "time-budget", args.time_budget, 10**7)
     names = list(dict.fromkeys(n.strip() for n in args.adapters.split(",") if n.strip()))
     unknown = [n for n in names if n not in registry.ADAPTERS]
     if not names or unknown:
@@ -354,12 +376,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     try:
-        rows, info = run(dataset, questions, active, args.k, fetch=args.fetch, quiet=args.quiet)
+        rows, info = run(
+            dataset,
+            questions,
+            active,
+            args.k,
+            fetch=args.fetch,
+            quiet=args.quiet,
+            time_budget=args.time_budget,
+        )
     except RefindError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
     command = "python -m benchmarks run " + shlex.join(argv)
     selection = {"stratify": args.stratify, "limit": args.limit, "n_available": len(dataset.questions)}
+    if args.time_budget is not None:
+        answered = {r["question_id"] for r in rows}
+        selection.update(time_budget=args.time_budget, selected=len(questions))
+        questions = [q for q in questions if q.id in answered]
     summary = summarize(
         dataset,
         questions,
