@@ -72,6 +72,9 @@ def test_the_call_schema_accepts_valid_calls_only() -> None:
         {"name": "search", "arguments": {"keywords": "x", "date_from": "May 2023"}},
         {"name": "search", "arguments": {"keywords": "x", "limit": 3}},  # no other keys
         {"name": "note", "arguments": {"ids": []}},
+        {"name": "note", "arguments": {"ids": [f"D1:{i}" for i in range(11)]}},  # bounded: fits a reply
+        {"name": "note", "arguments": {"ids": ["x" * 65]}},
+        {"name": "search", "arguments": {"keywords": "word " * 41}},
         {"name": "finish", "arguments": {"reason": "done"}},  # optional free text costs tokens: not allowed
         {"name": "finish"},
         {"name": "finish", "arguments": {}, "extra": 1},
@@ -219,3 +222,25 @@ def test_usable_replies_count_parsed_and_valid_calls_only() -> None:
     ]
     assert usable_replies(trace) == 2
     assert usable_replies([]) == 0
+
+
+def test_the_longest_constrained_call_fits_the_default_reply() -> None:
+    # a reply cut off by max_tokens is not a call: the schema bounds every call below reply_tokens
+    from refind.agent.toolmodes import MAX_ID_CHARS, MAX_KEYWORDS_CHARS, MAX_NOTE_IDS
+    from refind.tokens import count_tokens
+
+    longest = [
+        {"name": "note", "arguments": {"ids": ["~" * MAX_ID_CHARS] * MAX_NOTE_IDS}},
+        {
+            "name": "search",
+            "arguments": {
+                "keywords": "~ " * (MAX_KEYWORDS_CHARS // 2),
+                "date_from": "2023-05-01",
+                "date_to": "2023-05-31",
+            },
+        },
+    ]
+    reply_tokens = LLMAgent("m", base_url="http://127.0.0.1:9/v1").reply_tokens
+    for call in longest:
+        jsonschema.validate(call, call_schema())
+        assert count_tokens(json.dumps(call, indent=1)) < reply_tokens

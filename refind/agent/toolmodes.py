@@ -30,12 +30,18 @@ __all__ = ["TOOL_MODES", "call_schema", "response_format", "result_message", "to
 TOOL_MODES: tuple[str, ...] = ("native", "text", "json")
 
 _DAY_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+# bounds of a constrained call: the longest one is a few hundred tokens, within LLMAgent's reply_tokens
+MAX_KEYWORDS_CHARS = 200
+MAX_NOTE_IDS = 10
+MAX_ID_CHARS = 64
 
 
 def call_schema() -> dict[str, Any]:
     """The JSON schema of one tool call: ``{"name": <tool>, "arguments": <that tool's parameters>}``, one
     ``anyOf`` branch per tool, no other keys; descriptions dropped (they are in the prompt), dates
-    constrained to ``YYYY-MM-DD``, keywords and ids non-empty, no optional ``reason``."""
+    constrained to ``YYYY-MM-DD``, keywords and ids non-empty and bounded (at most 200 characters of
+    keywords, 10 ids of 64): every call fits in a reply, so a model cannot be cut off mid-call by
+    ``max_tokens`` (one that lists ids without end would be); no optional ``reason``."""
     branches = []
     for tool in TOOLS:
         fn = tool["function"]
@@ -47,9 +53,11 @@ def call_schema() -> dict[str, Any]:
             if key.startswith("date_"):
                 prop["pattern"] = _DAY_PATTERN
             if key == "keywords":
-                prop["minLength"] = 1
+                prop.update(minLength=1, maxLength=MAX_KEYWORDS_CHARS)
             if prop.get("type") == "array":
-                prop["minItems"] = 1
+                # bounded, so a call always fits in a reply: a small model may list ids until max_tokens
+                prop.update(minItems=1, maxItems=MAX_NOTE_IDS)
+                prop["items"] = {**prop.get("items", {}), "maxLength": MAX_ID_CHARS}
         branches.append(
             {
                 "type": "object",
