@@ -19,6 +19,7 @@ variants' summaries are tabulated in ``OUT/ablation.md`` and ``OUT/ablation.json
 | feedback round | (off by default: switched on) the pseudo-relevance-feedback round | ``REFIND_FEEDBACK=true`` |
 | no shapes | question shapes (breadth: more short places; period: the period's sessions) | ``REFIND_SHAPES=false`` |
 | no standing | standing instructions offered beside the evidence | ``REFIND_STANDING=0`` |
+| no segments | packing long threads in parts (each session packed whole) | ``REFIND_SEGMENT_TURNS=0`` |
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ VARIANTS: dict[str, dict[str, str]] = {
     "feedback round": {"REFIND_FEEDBACK": "true"},
     "no shapes": {"REFIND_SHAPES": "false"},
     "no standing": {"REFIND_STANDING": "0"},
+    "no segments": {"REFIND_SEGMENT_TURNS": "0"},
 }
 METRICS = [
     ("recall_all_at_k", "recall_all@k"),

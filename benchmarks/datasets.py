@@ -37,6 +37,7 @@ Nothing here knows particular question or session ids: the same code reads the f
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -545,11 +546,33 @@ def load_dataset(name: str, path: str | Path) -> Dataset:
 
 
 def select_questions(
-    questions: list[Question], stratify: int | None = None, limit: int | None = None
+    questions: list[Question],
+    stratify: int | None = None,
+    limit: int | None = None,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
 ) -> list[Question]:
     """At most ``stratify`` questions per type (abstention questions form their own bucket), the first ones
-    in dataset order, dataset order kept; then the first ``limit`` of those."""
+    in dataset order, dataset order kept; then the first ``limit`` of those.
+
+    ``sample`` instead draws at most that many questions per type uniformly at random (``random.Random(seed)``:
+    the same seed, the same questions), dataset order kept: a slice that is not biased towards the first
+    conversations of a file, as the first ones in dataset order are."""
     out = questions
+    if sample is not None:
+        if stratify is not None:
+            raise ValueError("give stratify or sample, not both")
+        rng = random.Random(seed)
+        buckets: dict[str, list[int]] = {}
+        for i, q in enumerate(questions):
+            buckets.setdefault(q.stratum, []).append(i)
+        keep = {
+            i
+            for stratum in sorted(buckets)
+            for i in rng.sample(buckets[stratum], min(sample, len(buckets[stratum])))
+        }
+        out = [q for i, q in enumerate(questions) if i in keep]
     if stratify is not None:
         taken: Counter[str] = Counter()
         out = []

@@ -68,6 +68,13 @@ def _parser() -> argparse.ArgumentParser:
         help="start no question after this many seconds; score only the questions every adapter was asked "
         "(the first ones in order: for slow adapters such as a local model)",
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="at most N questions per type drawn at random (--seed), dataset order kept; not with --stratify",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     p.add_argument("--fetch", type=int, default=200, help="messages over-fetched by message-level adapters")
     p.add_argument("--out", required=True, help="output directory (created; existing files are replaced)")
     p.add_argument("--no-plot", action="store_true", help="skip plot.png")
@@ -342,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _positive(parser, "k", args.k, 100)
     _positive(parser, "limit", args.limit, 10**7)
     _positive(parser, "stratify", args.stratify, 10**7)
+    _positive(parser, "sample", args.sample, 10**7)
+    if args.sample is not None and args.stratify is not None:
+        parser.error("give --stratify or --sample, not both")
     _positive(parser, "fetch", args.fetch, 100_000)
     _positive(parser, "time-budget", args.time_budget, 10**7)
     names = list(dict.fromkeys(n.strip() for n in args.adapters.split(",") if n.strip()))
@@ -358,7 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RefindError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
-    questions = select_questions(dataset.questions, args.stratify, args.limit)
+    questions = select_questions(
+        dataset.questions, args.stratify, args.limit, sample=args.sample, seed=args.seed
+    )
     skipped_adapters: dict[str, str] = {}
     active = []
     for name in names:
@@ -389,7 +401,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
     command = "python -m benchmarks run " + shlex.join(argv)
-    selection = {"stratify": args.stratify, "limit": args.limit, "n_available": len(dataset.questions)}
+    selection: dict[str, Any] = {
+        "stratify": args.stratify,
+        "limit": args.limit,
+        "n_available": len(dataset.questions),
+    }
+    if args.sample is not None:
+        selection.update(sample=args.sample, seed=args.seed)
     if args.time_budget is not None:
         answered = {r["question_id"] for r in rows}
         selection.update(time_budget=args.time_budget, selected=len(questions))

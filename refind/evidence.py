@@ -61,6 +61,12 @@ HIT_TOKENS = 1000
 """Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
 PACK_TIER = 5
 """Sessions packed together: the best five get their hits, then their context, before the next five."""
+SEGMENT_TURNS = 10
+"""Packing treats a long thread in parts: a part spans fewer than this many turns (see :func:`segments`)."""
+LONG_THREAD_TURNS = 50
+"""A session with evidence at this turn or later is a long thread (cut into parts by size)."""
+SEGMENT_GAP_MS = 6 * 3600 * 1000
+"""... and no pause longer than this (six hours) between its blocks."""
 STANDING_SHARE = 10
 """Standing instructions get at most 1/STANDING_SHARE of a budget (and none below 200 tokens)."""
 PASSAGE_TOKENS = 100
@@ -386,9 +392,11 @@ def pack_for(
     *,
     context_tokens: int | None = CONTEXT_TOKENS,
     hit_tokens: int | None = HIT_TOKENS,
+    segment_turns: int = SEGMENT_TURNS,
 ) -> list[Evidence]:
     """:func:`pack` as a question of ``shape`` wants it: a ``breadth`` question's hits of every session
-    before any context (no tiers), each first cut to ``BREADTH_PASSAGE_TOKENS``; else the default tiers."""
+    before any context (no tiers), each first cut to ``BREADTH_PASSAGE_TOKENS``; else the default tiers
+    (of sessions, and of parts of long threads: ``segment_turns``)."""
     if shape == "breadth":
         return pack(
             blocks,
@@ -398,7 +406,40 @@ def pack_for(
             passage_tokens=BREADTH_PASSAGE_TOKENS,
             tier=None,
         )
-    return pack(blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens)
+    return pack(
+        blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens, segment_turns=segment_turns
+    )
+
+
+def segments(blocks: Sequence[Evidence], segment_turns: int = SEGMENT_TURNS) -> list[tuple[str, int]]:
+    """The part of its session each block belongs to, ``(session, n)``: a session's blocks in turn order,
+    a new part starting more than :data:`SEGMENT_GAP_MS` after the previous block's last turn, or, in a
+    long thread (evidence at turn :data:`LONG_THREAD_TURNS` or later), where a block begins
+    ``segment_turns`` or more turns after its part's first block (0: no cut by size). A conversation of a
+    sitting is one part; a long thread (a batch of 150 messages, a ChatGPT thread resumed over months) is
+    several, and packing treats each part as it treats a session (tiers of :data:`PACK_TIER` parts)."""
+    by_session: dict[str, list[int]] = {}
+    for bi, b in enumerate(blocks):
+        by_session.setdefault(b.session_id, []).append(bi)
+    out: list[tuple[str, int]] = [("", 0)] * len(blocks)
+    for sid, indexes in by_session.items():
+        long = max(blocks[i].turns[-1].turn for i in indexes if blocks[i].turns) + 1 >= LONG_THREAD_TURNS
+        turns = segment_turns if long and segment_turns > 0 else None
+        n, start, last = 0, None, None
+        for bi in sorted(indexes, key=lambda i: (blocks[i].first_turn, i)):
+            b = blocks[bi]
+            first_ts = b.turns[0].timestamp if b.turns else None
+            if start is not None and (
+                (turns is not None and b.first_turn - start >= turns)
+                or (first_ts is not None and last is not None and first_ts - last > SEGMENT_GAP_MS)
+            ):
+                n, start = n + 1, None
+            if start is None:
+                start = b.first_turn
+            if b.turns:
+                last = b.turns[-1].timestamp
+            out[bi] = (sid, n)
+    return out
 
 
 def pack(
@@ -409,6 +450,7 @@ def pack(
     hit_tokens: int | None = HIT_TOKENS,
     passage_tokens: int = PASSAGE_TOKENS,
     tier: int | None = PACK_TIER,
+    segment_turns: int = SEGMENT_TURNS,
 ) -> list[Evidence]:
     """The evidence to show within ``max_tokens`` (as :func:`render` renders it), in session and time
     order: hits first, then context nearest the hits, long turns cut, never empty when anything fits (see
@@ -429,6 +471,7 @@ def pack(
                 hit_tokens=hit_tokens,
                 passage_tokens=passage_tokens,
                 tier=tier,
+                segment_turns=segment_turns,
             )
 
         offered = part(standing, max_tokens // STANDING_SHARE) if max_tokens >= 200 else []
@@ -479,15 +522,16 @@ def pack(
         used += need
         return True
 
-    session_rank: dict[str, int] = {}
-    for b in ranked:
-        session_rank.setdefault(b.session_id, len(session_rank))
+    parts = segments(ranked, segment_turns)
+    session_rank: dict[tuple[str, int], int] = {}  # the parts, in the order of their best block
+    for bi in range(len(ranked)):
+        session_rank.setdefault(parts[bi], len(session_rank))
     all_hits = hit_order(ranked)
     first = max(_MIN_PASSAGE, min(passage_tokens, max_tokens // _HIT_SHARE))
     first = first if hit_tokens is None else min(first, hit_tokens)
     size = tier if tier is not None and tier > 0 else len(session_rank)
     for start in range(0, len(session_rank), size):
-        hits = [h for h in all_hits if start <= session_rank[ranked[h[0]].session_id] < start + size]
+        hits = [h for h in all_hits if start <= session_rank[parts[h[0]]] < start + size]
         # 1. every hit, most relevant first, each cut to a passage sized to the budget, so that one long
         # answer cannot take the room of the hits after it
         for bi, ti in hits:

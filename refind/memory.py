@@ -394,6 +394,7 @@ class Memory:
             latest_boost=s.latest_boost,
             standing=s.standing,
             scope=scope,
+            segment_turns=s.segment_turns,
         )
 
     def _fusion(self) -> Fusion:

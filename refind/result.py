@@ -33,6 +33,7 @@ class SearchResult(BaseModel):
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
     hit_tokens: int | None = 1000
+    segment_turns: int = 10
     shape: Shape = "lookup"
     """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
     shorter; ``period`` browses the period's sessions (refind.agent.shape)."""
@@ -55,6 +56,7 @@ class SearchResult(BaseModel):
             self.shape,
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
+            segment_turns=self.segment_turns,
         )
         return self.model_copy(update={"evidence": blocks})
 

@@ -15,8 +15,9 @@ one of its sentences (split at ``.``, ``!``, ``?``, ``;`` and line breaks; at mo
 
 Search offers them beside evidence only: for a *request* (:func:`is_request`: "could you show me…", "what would
 you suggest…", "which … should I use", "I'm planning to…", an imperative) up to three, those sharing most words
-with it first, else the most recent; for any other question only one, and only when it shares at least two words
-with the question (a question about what happened rarely needs the person's standing instructions).
+with it first (rarer shared words weigh more), else the most recent; for any other question at most two, and only
+those sharing a word with the question (a question about what happened rarely needs the person's standing
+instructions). Each is shown by its standing sentence, the rest of the message cut.
 
 English only. The rule is deliberately lexical: it over-reads some chatter ("I always forget my keys") and
 misses instructions phrased without these words; :func:`is_standing` is what search offers in the small

@@ -96,6 +96,23 @@ def test_select_questions(shared_data: Path) -> None:
     assert select_questions(ds.questions, limit=4) == ds.questions[:4]
 
 
+def test_a_random_sample_spreads_over_the_file_and_is_seeded(shared_data: Path) -> None:
+    """``--sample`` draws per type from the whole file: LoCoMo's first questions of each category all come
+    from its first conversation (what ``--stratify`` takes), a seeded sample from all five."""
+    ds = load_dataset("locomo", shared_data / "locomo10_dev.json")
+    first = select_questions(ds.questions, stratify=5)
+    assert {q.haystack for q in first} == {ds.questions[0].haystack}
+    picked = select_questions(ds.questions, sample=20, seed=0)
+    assert len(picked) == 100 and len({q.haystack for q in picked}) == 5
+    assert Counter(q.stratum for q in picked) == {s: 20 for s in {q.stratum for q in ds.questions}}
+    order = [q.id for q in ds.questions]
+    assert [order.index(q.id) for q in picked] == sorted(order.index(q.id) for q in picked)
+    assert select_questions(ds.questions, sample=20, seed=0) == picked
+    assert select_questions(ds.questions, sample=20, seed=1) != picked
+    with pytest.raises(ValueError):
+        select_questions(ds.questions, stratify=2, sample=2)
+
+
 def _locomo_file(tmp_path: Path, evidence: list[list[str]]) -> Path:
     conv = {
         "speaker_a": "Ann",

@@ -421,6 +421,7 @@ def test_the_cli_module_only_uses_public_names() -> None:
         "from refind.server import",
         "from refind.mcp import",
         "from refind.hooks import",
+        "from refind.ui import",
     )
     assert ours and all(line.startswith(allowed) for line in ours), ours
 

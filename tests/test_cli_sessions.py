@@ -155,3 +155,28 @@ def test_the_examples_in_docs_cli_md_run(data: str, tmp_path: Path, monkeypatch:
     assert ran >= 10 and (tmp_path / "history.jsonl").is_file()
     with refind.Memory(tmp_path / "copy", read_only=True) as copy:  # the export example read back
         assert copy.count("me") == len((tmp_path / "history.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+def test_a_block_header_shows_the_date_of_a_later_hit(tmp_path: Path) -> None:
+    """A session that starts on Tue 10 Mar and whose hit is on Sat 14 Mar: the header runs from its first
+    shown turn's day (Thu 12 Mar, the window) to the hit's, so the hit does not sit under an earlier date
+    alone (issue 23)."""
+    day = 86_400_000
+    start = 1_773_100_800_000  # Tue 10 Mar 2026 00:00 UTC
+    texts = ["planning the week", "sure", "groceries on Wednesday", "ok", "the plumber came", "good",
+             "Saturday: the marmalade recipe worked", "great"]  # fmt: skip
+    msgs = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": t,
+            "timestamp": start + (i // 2) * day + 36e5 * 9,
+        }
+        for i, t in enumerate(texts)
+    ]
+    msgs[6]["timestamp"] = msgs[7]["timestamp"] = start + 4 * day + 36e5 * 9  # Sat 14 Mar
+    with refind.Memory(tmp_path / "index") as mem:
+        mem.add("me", "week", msgs)
+    done = run("--data", str(tmp_path / "index"), "search", "marmalade recipe")
+    assert done.exit_code == 0, done.output
+    header = next(line for line in done.stdout.splitlines() if "session week" in line)
+    assert header.startswith("Thu 12 Mar 2026, 09:00 UTC - Sat 14 Mar 2026, 09:00 UTC"), header

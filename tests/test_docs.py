@@ -98,3 +98,21 @@ def test_a_stale_cli_reference_fails_the_build(tmp_path: Path) -> None:
     done = mkdocs(copy, tmp_path / "site")
     assert done.returncode != 0
     assert "docs/cli.md is out of date" in done.stdout + done.stderr
+
+
+def test_a_link_to_a_missing_anchor_fails_the_build(tmp_path: Path) -> None:
+    """mkdocs only logs a link to a missing heading (INFO) unless told otherwise; mkdocs.yml makes it a
+    warning, so the strict build fails (issue 23: docs/benchmarks/README.md had two such links)."""
+    copy = tmp_path / "repo"
+    shutil.copytree(DOCS, copy / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    (copy / "scripts").symlink_to(ROOT / "scripts")
+    (copy / "examples").symlink_to(ROOT / "examples")
+    (copy / "refind").symlink_to(ROOT / "refind")
+    page = copy / "docs" / "benchmarks" / "README.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n[a dangling link](#no-such-heading)\n", encoding="utf-8"
+    )
+    done = mkdocs(copy, tmp_path / "site")
+    assert done.returncode != 0
+    assert "no-such-heading" in done.stdout + done.stderr

@@ -242,3 +242,59 @@ def test_a_breadth_question_gets_every_sessions_hits_before_any_context() -> Non
     assert len(hits(breadth)) == 8  # every session's hit fits once context waits
     assert len(hits(breadth)) > len(hits(lookup))
     assert count_tokens(render(breadth)) <= budget
+
+
+def _thread_block(
+    sid: str, first: int, hit: int, last: int, score: float, ts: int = 1_700_000_000_000
+) -> Evidence:
+    turns = [
+        Turn(
+            id=f"{sid}:{i}",
+            turn=i,
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"{'needle' if i == hit else 'context'} {_noise(30, seed=i)}",
+            timestamp=ts + i * 60_000,
+            matched=i == hit,
+            score=score if i == hit else 0.0,
+        )
+        for i in range(first, last + 1)
+    ]
+    return Evidence(
+        id=f"{sid}#{first}-{last}",
+        session_id=sid,
+        session_date=ts,
+        turns=turns,
+        score=score,
+        rounds=[1],
+        terms=["needl"],
+    )
+
+
+def test_segments_cut_long_threads_by_size_and_any_session_at_a_long_pause() -> None:
+    from refind.evidence import segments
+
+    short = [_thread_block("a", 20 * j, 20 * j + 1, 20 * j + 2, 1.0 - j / 10) for j in range(3)]
+    assert segments(short) == [("a", 0)] * 3  # a conversation of a sitting (no turn 50) is one part
+    long = short + [_thread_block("a", 60, 61, 62, 0.7)]
+    assert segments(long) == [("a", 0), ("a", 1), ("a", 2), ("a", 3)]
+    assert segments(long, 0) == [("a", 0)] * 4  # 0: no cut by size
+    assert segments(long, 50) == [("a", 0), ("a", 0), ("a", 0), ("a", 1)]
+    day = 24 * 3600 * 1000
+    resumed = [_thread_block("b", 0, 1, 2, 1.0), _thread_block("b", 4, 5, 6, 0.9, ts=1_700_000_000_000 + day)]
+    assert segments(resumed) == [("b", 0), ("b", 1)]  # resumed a day later: a new part, however short
+
+
+def test_a_long_thread_is_packed_in_parts_as_sessions_are() -> None:
+    # one 200-turn thread with a hit in each of seven places: packing tiers five parts at a time, so the
+    # five best places get their context before the hits of the sixth and seventh; as one session (0) the
+    # seven hits all come first
+    blocks = [_thread_block("t", 20 * j, 20 * j + 1, 20 * j + 2, 1.0 - j / 10) for j in range(7)]
+
+    def shown(packed: list[Evidence]) -> tuple[list[int], list[int]]:
+        turns = sorted((t for b in packed for t in b.turns), key=lambda t: t.turn)
+        return [t.turn for t in turns if t.matched], [t.turn for t in turns if not t.matched]
+
+    hits, context = shown(pack(blocks, 450, segment_turns=10))
+    assert hits == [1, 21, 41, 61, 81] and context[:6] == [0, 2, 20, 22, 40, 42]
+    hits, context = shown(pack(blocks, 450, segment_turns=0))
+    assert hits == [1, 21, 41, 61, 81, 101, 121] and len(context) < 6

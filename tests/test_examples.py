@@ -116,10 +116,16 @@ def test_the_evaluation_notebook_runs(
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "coding-life: 15 questions" in text and "locomo: 25 questions" in text
+    assert "coding-life: 15 questions" in text and "locomo: 100 questions" in text
+    # a seeded sample of the whole split, not the first conversation's questions only
+    assert "the LoCoMo sample spans 5 conversations: conv-26, conv-30, conv-41, conv-42, conv-43" in text
+    assert re.search(r"this notebook ran in \d+ s", text)
     assert any("image/png" in o.get("data", {}) for o in outputs if o.output_type == "display_data")
     for name in ("coding-life", "locomo"):
         summary = json.loads((tmp_path / "eval" / name / "summary.json").read_text())
         assert set(summary["adapters"]) == {"grep", "bm25", "refind"}
         assert summary["skipped_adapters"] == {}
+    assert (
+        json.loads((tmp_path / "eval" / "locomo" / "summary.json").read_text())["selection"]["sample"] == 20
+    )
     assert (tmp_path / "eval" / "evaluate.png").stat().st_size > 10_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import refind
-from refind.agent.shape import question_shape
+from refind.agent.shape import asks_beginning, question_shape, whose_words
 
 
 @pytest.mark.parametrize(
@@ -104,3 +104,85 @@ def test_shapes_can_be_turned_off() -> None:
         result = mem.search("What did we talk about last week?", "me", now=NOW, agent=agent)
         assert result.shape == "lookup"
         assert not any(t.action == "shape" for t in result.trace)
+
+
+@pytest.mark.parametrize(
+    ("question", "who"),
+    [
+        ("Can you list the order in which I brought up different aspects of my app?", "user"),
+        ("How many new columns did I want to add across my requests?", "user"),
+        ("How many different stock symbols have I mentioned wanting to fetch?", "user"),
+        ("What was the name of the restaurant you recommended?", "assistant"),
+        ("Which book did you suggest I read first?", "assistant"),
+        ("When did Caroline go to the support group?", None),
+        ("What did I say you recommended?", None),  # both sides: no preference
+    ],
+)
+def test_whose_words(question: str, who: str | None) -> None:
+    assert whose_words(question) == who
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which versions did I say I was using when I first described my setup?", True),
+        ("What tools did I use to start my project?", True),
+        ("What did I plan initially?", True),
+        ("Which tournament did Nate win in the beginning of November 2022?", False),  # a date, not a start
+        ("What did I eat for breakfast?", False),
+    ],
+)
+def test_asks_beginning(question: str, expected: bool) -> None:
+    assert asks_beginning(question) is expected
+
+
+def _thread_memory() -> refind.Memory:
+    """One person's two long threads: the assistant's long answers say "budget tracker" far more often than
+    the person's own short messages do."""
+    mem = refind.Memory.in_memory()
+    for n, day in ((1, "2024-03-01"), (2, "2024-03-08")):
+        msgs = []
+        for i in range(60):
+            if i < 6:  # the thread's opening says what it is about in other words
+                text = "Hello there, good morning."
+                if (n, i) == (1, 0):
+                    text = "I'm starting a personal finance app with Flask 2.3 and SQLite 3.39."
+            elif i % 2 == 0:
+                text = f"For my budget tracker, step {n}-{i}: can you help me with part {i}?"
+            else:
+                text = "Sure. " + " ".join(["Your budget tracker budget tracker needs this change."] * 8)
+            msgs.append(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": text,
+                    "timestamp": f"{day}T09:{i:02d}:00Z",
+                }
+            )
+        mem.add("me", f"thread-{n}", msgs)
+    return mem
+
+
+def test_a_question_about_the_persons_own_words_gets_a_round_of_their_messages() -> None:
+    with _thread_memory() as mem:
+        result = mem.search(
+            "In what order did I bring up the parts of my budget tracker?", "me", now="2024-04-01"
+        )
+        own = [t for t in result.trace if t.action == "search" and t.note and "user messages" in t.note]
+        assert own and own[0].hits > 0
+        assert any(t.role == "user" and t.matched for e in result.evidence for t in e.turns)
+
+
+def test_a_question_about_how_it_began_reads_the_earliest_sessions_opening() -> None:
+    with _thread_memory() as mem:
+        result = mem.search(
+            "Which versions did I use when I first described my budget tracker?", "me", now="2024-04-01"
+        )
+        assert any(t.note and t.note.startswith("beginning") for t in result.trace if t.action == "browse")
+        assert "thread-1:0" in {t.id for e in result.evidence for t in e.turns}
+        off = mem.search(
+            "Which versions did I use when I first described my budget tracker?",
+            "me",
+            now="2024-04-01",
+            agent=refind.HeuristicAgent(shapes=False),
+        )
+        assert not any(t.note and t.note.startswith("beginning") for t in off.trace)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from refind.agent.keywords import extract_keywords, quoted_phrases
-from refind.agent.shape import Shape, question_shape
+from refind.agent.shape import Shape, asks_beginning, question_shape, whose_words
 from refind.search.session import SearchSession
 from refind.timeparse import parse_time_range, strip_time_expressions
 
@@ -106,6 +106,13 @@ class HeuristicAgent:
             rounds.extend(_Round("option", " ".join(ws), weight=0.5) for ws in option_words)
         elif len(present) > 2:
             rounds.append(_Round(f"relaxed (without '{present[-1]}')", " ".join(present[:-1]), weight=0.0))
+        # "the order in which I brought up…", "the restaurant you recommended": whose words the question asks
+        # about; the keywords once more among that side's messages only, as the budget's last round (the long
+        # answers of the other side otherwise crowd out the short messages that hold it)
+        who = whose_words(question) if self.shapes else None
+        if broad and who is not None:
+            own = _Round(f"broad ({who} messages)", broad, roles=(who,))
+            rounds.insert(min(len(rounds), self.max_rounds - 1), own)
         return rounds
 
     def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
@@ -133,7 +140,9 @@ class HeuristicAgent:
             if r.keywords is None:
                 new = session.browse_sessions(r.date_from, r.date_to, note=r.label)
             else:
-                new = session.search(r.keywords, r.date_from, r.date_to, note=r.label, weight=r.weight)
+                new = session.search(
+                    r.keywords, r.date_from, r.date_to, note=r.label, weight=r.weight, roles=r.roles
+                )
                 if not new and r.date_from is not None:  # the period's words missed: its sessions by recency
                     new = session.browse_sessions(r.date_from, r.date_to, note=f"{r.label} (words missed)")
             # never stop while a time cue is unused: a later round filters by it
@@ -141,6 +150,8 @@ class HeuristicAgent:
             if not new and not any(x.date_from is not None for x in ahead):
                 reason = "a round added nothing"
                 break
+        if self.shapes and asks_beginning(question):  # how it began: the earliest session's opening
+            session.browse_beginning(note="beginning: the earliest session's opening")
         if self.feedback and self.max_rounds > 1:
             words, _ = self.plan_keywords(question, options)
             extra = feedback_terms(session, words, self.feedback_terms)
@@ -180,3 +191,4 @@ class _Round:
     # partial queries (rarer terms, relaxed) 0: they bring more evidence, but dropping the topic's common
     # word skews which sessions rank first
     weight: float = 1.0
+    roles: tuple[str, ...] | None = None  # only messages of these roles (the question asks whose words)

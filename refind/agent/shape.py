@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from refind.models import Shape
 
-__all__ = ["GENERIC_WORDS", "Shape", "ShapeReading", "question_shape"]
+__all__ = ["GENERIC_WORDS", "Shape", "ShapeReading", "asks_beginning", "question_shape", "whose_words"]
 
 # Cues of a question whose answer is spread over many places. Each is a phrase on word boundaries; the
 # first that matches is reported as the reason.
@@ -131,3 +131,48 @@ def question_shape(
     if m is not None:
         return ShapeReading("breadth", f"cue {m.group(1).lower()!r}")
     return ShapeReading("lookup", "one fact")
+
+
+# "what did I say": the question is about the person's own words (the answer sits in their messages)
+_OWN = re.compile(
+    r"\b(?:(?:did|have|had|do)\s+i|i(?:'ve|\s+have|\s+had)?)\s+(?:\w+\s+){0,2}?"
+    r"(?:brought\s+up|bring\s+up|mention(?:ed)?|ask(?:ed)?|said|say|told\s+you|tell\s+you|share[ds]?|"
+    r"rais(?:e|ed)|request(?:ed)?|describ(?:e|ed)|want(?:ed)?|plann?(?:ed)?|decid(?:e|ed)|prefer(?:red)?|"
+    r"note[ds]?|list(?:ed)?|report(?:ed)?|express(?:ed)?)\b"
+    r"|\bmy\s+(?:own\s+)?(?:requests?|questions?|quer(?:y|ies)|messages?|notes?)\b",
+    re.IGNORECASE,
+)
+# "what did you tell me": the assistant's own words
+_THEIRS = re.compile(
+    r"\byou\s+(?:\w+\s+)?(?:told|suggested|recommended|said|mentioned|explained|gave|provided|listed|"
+    r"proposed|advised|wrote|shared)\b"
+    r"|\b(?:did|have|had)\s+you\s+(?:\w+\s+)?(?:tell|suggest|recommend|say|mention|explain|give|provide|"
+    r"list|propose|advise|write|share|told|suggested|recommended|said|mentioned|given|provided)\b",
+    re.IGNORECASE,
+)
+
+
+def whose_words(question: str) -> str | None:
+    """``"user"`` when ``question`` asks about the person's own words ("the order in which I brought up…",
+    "how many columns did I want…", "my requests"), ``"assistant"`` when it asks what the assistant said
+    ("the restaurant you recommended"), else None (both, or neither). English only, lexical."""
+    own, theirs = _OWN.search(question), _THEIRS.search(question)
+    if own and not theirs:
+        return "user"
+    if theirs and not own:
+        return "assistant"
+    return None
+
+
+_BEGINNING = re.compile(
+    r"\b(?:(?:when|as)\s+i\s+first|i\s+first|first\s+(?:described|mentioned|started|began|set\s+up)|initially|"
+    r"originally|at\s+the\s+(?:start|beginning|outset)(?!\s+of)|in\s+the\s+beginning(?!\s+of)|to\s+start\s+(?:my|the|our|with)|"
+    r"when\s+i\s+(?:started|began|kicked\s+off)|starting\s+out|from\s+the\s+start)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_beginning(question: str) -> bool:
+    """Whether ``question`` asks how something began ("when I first described my setup", "initially", "to
+    start my project", "at the beginning"): the opening of the earliest conversation on it holds the answer."""
+    return _BEGINNING.search(question) is not None

@@ -10,6 +10,7 @@
     refind export [-o history.jsonl]             every message as JSONL that `refind import` reads back
     refind delete-session SESSION [--yes]
     refind hooks install claude-code             import each Claude Code session as it ends
+    refind ui [--port 8765]                      browse your history in a web browser (loopback)
     refind delete-user maya [--yes]
 
 ``--data DIR`` (or ``$REFIND_DATA``) picks the index directory; ``--store URL`` (or ``$REFIND_STORE``) picks any
@@ -23,12 +24,12 @@ Errors are one line; ``REFIND_DEBUG=1`` re-raises them with the traceback.
 
 The package: ``_app`` (the group, its options, exit codes, one-line errors), ``_terminal`` (all rich output),
 and one module per command family: ``_import``, ``_search``, ``_admin`` (stats, delete-user), ``_serve``,
-``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove). Importing the package registers every command on :func:`main`.
+``_mcp``, ``_demo``, ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove), ``_ui`` (the browsing page). Importing the package registers every command on :func:`main`.
 """
 
 from __future__ import annotations
 
-from refind.cli import _admin, _demo, _hooks, _import, _mcp, _search, _serve, _sessions  # noqa: F401 - each registers its commands
+from refind.cli import _admin, _demo, _hooks, _import, _mcp, _search, _serve, _sessions, _ui  # noqa: F401 - each registers its commands
 from refind.cli._app import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, main
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -12,7 +13,7 @@ from refind.evidence import order_evidence, pack_for, rendered_tokens
 from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
-from refind.standing import CUE_TERMS, is_request, is_standing
+from refind.standing import CUE_TERMS, is_request, is_standing, standing_sentence
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
@@ -85,6 +86,7 @@ class SearchSession:
         latest_boost: float = 0.0,
         standing: int = 0,
         scope: Sequence[str] | None = None,
+        segment_turns: int = 10,
     ) -> None:
         self.store = store
         self.scope = list(scope) if scope is not None else None  # the sessions searched (None: all)
@@ -102,6 +104,7 @@ class SearchSession:
         self.hit_tokens = hit_tokens
         self.latest_boost = latest_boost
         self.standing = standing  # standing instructions offered beside the evidence (0: none)
+        self.segment_turns = segment_turns  # long threads are packed in parts of this many turns (0: whole)
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -142,11 +145,14 @@ class SearchSession:
         """Searches run so far."""
         return sum(1 for t in self.trace if t.action in {"search", "browse"})
 
-    def _filters(self, date_from: int | None, date_to: int | None) -> Filters:
+    def _filters(
+        self, date_from: int | None, date_to: int | None, roles: Sequence[str] | None = None
+    ) -> Filters:
         return Filters(
             time_from=date_from,
             time_to=date_to,
             session_ids=self.scope,
+            roles=list(roles) if roles else None,
             exclude_ids=sorted(self.read_ids) if self.readset == "message" and self.read_ids else None,
             exclude_sessions=sorted(self.read_sessions)
             if self.readset == "session" and self.read_sessions
@@ -162,10 +168,12 @@ class SearchSession:
         top_k: int | None = None,
         note: str | None = None,
         weight: float = 1.0,
+        roles: Sequence[str] | None = None,
     ) -> list[Evidence]:
         """One round over what is still unread; returns the blocks it added or extended (best first).
         ``weight`` scales how much this round's session ranking counts in the final ranking; a round of
-        weight 0 ranks its hits' sessions by their hit sums (no session-document query)."""
+        weight 0 ranks its hits' sessions by their hit sums (no session-document query). ``roles`` keeps
+        the round's hits to messages of those roles (their windows still show both sides)."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
         found, hits, orders = search_round(
@@ -174,7 +182,7 @@ class SearchSession:
             keywords,
             top_k=top_k or self.top_k,
             window=self.window,
-            filters=self._filters(date_from, date_to),
+            filters=self._filters(date_from, date_to, roles),
             # a round that does not count in the session ranking (weight 0) fuses its hits with its own
             # sessions' hit sums (ReFind's rule) instead of asking the engine to rank session documents
             fusion=self.fusion if weight > 0 else replace(self.fusion, sessions="hits"),
@@ -250,6 +258,23 @@ class SearchSession:
         new = self._absorb(found)
         self._record("browse", round_no, t0, None, date_from, date_to, len(scored), new, note)
         return new
+
+    def browse_beginning(self, *, opening: int = 3, note: str | None = None) -> list[Evidence]:
+        """The opening ``opening`` messages of the earliest session in the evidence (where a person first
+        describes what they set out to do): for a question about how something began ("when I first
+        described my setup", "to start my project"). One window query; nothing when there is no evidence."""
+        t0 = time.perf_counter()
+        sessions = {b.session_id: b.session_date for b in self.blocks if not b.standing}
+        if not sessions:
+            return []
+        first = min(sessions, key=lambda sid: (sessions[sid], sid))
+        round_no = self.rounds + 1
+        hits = [h for group in self.store.windows(self.user_id, [(first, 0, opening - 1)]) for h in group]
+        hits = [h for h in hits if not self._is_read(h)]
+        if not hits:
+            return []
+        scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
+        return self._browsed(scored, [first], round_no, t0, None, None, note)
 
     def browse_sessions(
         self,
@@ -394,8 +419,11 @@ class SearchSession:
     def standing_blocks(self, k: int | None = None) -> list[Evidence]:
         """Up to ``k`` (``standing``) of this person's standing instructions and preferences
         (:func:`refind.standing.is_standing`) not already in the evidence: those sharing most words with the
-        question first, then the most recent. One query: the person's messages ranked by the rule's cue
-        words (:data:`refind.standing.CUE_TERMS`), the first ``_STANDING_POOL`` of them checked by the rule."""
+        question first (each shared word weighted by how few candidates hold it), then the most recent; for a
+        question that is not a request, at most ``_STANDING_NOT_REQUESTED`` and only those sharing a word.
+        Each shows its standing sentence, the rest of its message cut (``[…]``). One query: the person's
+        messages ranked by the rule's cue words (:data:`refind.standing.CUE_TERMS`), the first
+        ``_STANDING_POOL`` of them checked by the rule."""
         k = self.standing if k is None else k
         if k <= 0 or not self.blocks:
             return []
@@ -407,10 +435,31 @@ class SearchSession:
         if not found:
             return []
         asked = _stems(self.question)
-        overlap = {h.id: len(asked & _stems(h.content)) for h in found}
-        if not request:  # not a request: one instruction at most, and only one clearly on its topic
-            found, k = [h for h in found if overlap[h.id] >= 2], 1
+        stems = {h.id: _stems(h.content) for h in found}
+        # shared words weighted by how few of the candidates hold them: a word every instruction shares
+        # ("app", "project") says little about which one bears on this question
+        df: dict[str, int] = {}
+        for words in stems.values():
+            for w in words & asked:
+                df[w] = df.get(w, 0) + 1
+        n = len(found)
+        overlap = {h.id: sum(math.log(1 + n / df[w]) for w in asked & stems[h.id]) for h in found}
+        if not request:  # not a request: only those on its topic, fewer
+            found, k = [h for h in found if overlap[h.id] > 0], min(k, _STANDING_NOT_REQUESTED)
         ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
+
+        def shown(text: str) -> str:  # the instruction itself, not the whole message it sits in
+            sentence = standing_sentence(text)
+            at = text.find(sentence) if sentence else -1
+            if sentence is None or at < 0:
+                return text
+            end = at + len(sentence)
+            while end < len(text) and text[end] in ".!?":
+                end += 1
+            said = text[at:end]
+            before, after = text[:at].strip(), text[end:].strip()
+            return f"{said} […]" if before or after else said
+
         return [  # at most a few: built as models, not the hot path's trusted dicts
             Evidence(
                 id=f"{h.session_id}#{h.turn}-{h.turn}",
@@ -422,7 +471,7 @@ class SearchSession:
                         id=h.id,
                         turn=h.turn,
                         role=h.role,
-                        content=h.content,
+                        content=shown(h.content),
                         timestamp=h.timestamp,
                         speaker=h.speaker,
                         time_text=h.time_text,
@@ -431,8 +480,9 @@ class SearchSession:
                 ],
                 rounds=[0],
                 standing=True,
+                score=float(len(ranked) - i),
             )
-            for h in ranked
+            for i, h in enumerate(ranked)
         ]
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
@@ -474,7 +524,12 @@ class SearchSession:
         blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
         if max_tokens is not None:
             blocks = pack_for(
-                blocks, max_tokens, self.shape, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens
+                blocks,
+                max_tokens,
+                self.shape,
+                context_tokens=self.context_tokens,
+                hit_tokens=self.hit_tokens,
+                segment_turns=self.segment_turns,
             )
         return SearchResult(
             question=self.question,
@@ -485,12 +540,14 @@ class SearchSession:
             trace=list(self.trace),
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
+            segment_turns=self.segment_turns,
             shape=self.shape,
         )
 
 
 _WORDS = re.compile(r"\w+")
 _STANDING_POOL = 200
+_STANDING_NOT_REQUESTED = 2  # instructions offered for a question that is not a request (on its topic only)
 _STEM_STOP = frozenset(
     [
         "the",
@@ -553,7 +610,10 @@ def _stems(text: str) -> set[str]:
     ending cut, common function words and the rule's own cue words dropped): no bridge call per message."""
     out = set()
     for w in _WORDS.findall(text.lower()[:8000]):
-        if len(w) < 3 or w in _STEM_STOP or w.isdigit():
+        if w.isdigit():
+            continue
+        w = w.rstrip("0123456789") or w  # "html5" and "html", "python3" and "python"
+        if len(w) < 3 or w in _STEM_STOP:
             continue
         for suffix in ("ing", "ed", "es", "s"):
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:

@@ -1,0 +1,83 @@
+"""``refind ui``: the browsing page of one person's history (:mod:`refind.ui`) on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from refind.cli._app import _CONTEXT, EXIT_INTERRUPTED, _data_option, _Failure, _location, main
+from refind.cli._terminal import err
+from refind.loaders import DEFAULT_USER
+
+
+@main.command(context_settings=_CONTEXT)
+@_data_option
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    help="Where the messages live, instead of --data (here or before the command).",
+)
+@click.option("--user", "-u", default=DEFAULT_USER, show_default=True, help="Whose history to browse.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0 picks a free port."
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Listen on a --host that is not loopback. The page has no login: anyone who reaches it reads "
+    "the history.",
+)
+@click.option(
+    "--port-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the bound port here once listening (with --port 0).",
+)
+@click.pass_context
+def ui(
+    ctx: click.Context,
+    data: Path | None,
+    store: str | None,
+    user: str,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    port_file: Path | None,
+) -> None:
+    """Browse USER's history in a web browser: search, results grouped by session, a session in full.
+
+    A small server-rendered page (no script) on http://127.0.0.1:8765/ until Ctrl-C. It opens the index
+    read-only, so it works beside `refind serve` and imports. Needs the serve extra: pip install
+    'refind[serve]'.
+
+    \b
+    Examples:
+      refind ui
+      refind ui --port 0 --user maya
+    """
+    try:
+        from refind.ui import serve as run_ui
+    except ImportError as exc:
+        raise _Failure(f"the browsing page needs {exc.name}: pip install 'refind[serve]'") from None
+    if store is not None and data is not None:
+        raise click.UsageError("give --data or --store, not both")
+
+    def ready(url: str) -> None:
+        err.print(Text(f"refind ui: {user}'s history at {url} (Ctrl-C stops)"), highlight=False)
+
+    try:
+        run_ui(
+            store if store is not None else _location(ctx, data),
+            user_id=user,
+            host=host,
+            port=port,
+            allow_remote=allow_remote,
+            port_file=port_file,
+            ready=ready,
+        )
+    except KeyboardInterrupt:
+        ctx.exit(EXIT_INTERRUPTED)

@@ -1,0 +1,273 @@
+"""``refind ui``: a small server-rendered page to browse one person's history on loopback.
+
+    GET /                      the sessions, the most recent first (``offset``, ``source``, ``project``)
+    GET /search?q=...          the evidence for a query, grouped by session, hit turns marked
+    GET /session/{id}          one session in full, paged (``from``; ``hit`` marks turns)
+    GET /style.css             the one style sheet (the pages carry no script)
+
+Built on the public facade only (:class:`refind.Memory`, opened read-only so it works beside a running
+``refind serve`` or import) and on FastAPI/uvicorn, the ``serve`` extra. Every value is HTML-escaped; the
+Content-Security-Policy allows no script. Bad input (an empty query, a page number that is not one, an
+unknown session or path) is a page that says what was wrong, with a 4xx status, never a 5xx. It listens on
+a loopback address unless ``allow_remote`` is given, and answers only requests addressed to it by a
+loopback name (a web page elsewhere cannot read it through DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import refind
+from refind.ui import _pages
+
+__all__ = ["build_app", "loopback", "serve"]
+
+log = logging.getLogger("refind.ui")
+
+MAX_OFFSET = 10**6
+"""The largest ``offset`` of the session list (and ``from`` of a session page: :data:`MAX_TURN`)."""
+MAX_TURN = 2**31 - 1
+MAX_HITS = 200
+"""At most this many ``hit`` turns are marked on a session page; more is a bad request."""
+_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.status, self.message, self.hint = status, message, hint
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(header: str) -> str:
+    """The host of a ``Host`` header, without its port (``[::1]:8000`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def _int_param(params: Any, name: str, default: int, limit: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 12 or int(raw) > limit:
+        raise _BadRequest(
+            400, f"{name}={raw[:40]!r} is not a page: expected a whole number from 0 to {limit}"
+        )
+    return int(raw)
+
+
+def _text_param(params: Any, name: str) -> str | None:
+    raw = params.get(name)
+    if raw is None or not raw.strip():
+        return None
+    if len(raw) > 1000:
+        raise _BadRequest(400, f"{name}: at most 1000 characters")
+    return str(raw.strip())
+
+
+def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool = False) -> FastAPI:
+    """The FastAPI application of the browsing page over ``memory``, for ``user_id``'s history.
+
+    ``allow_remote`` answers requests addressed to any host name (else only to a loopback one)."""
+    app = FastAPI(title="refind ui", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def page(status: int, body: str) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status, headers=_HEADERS)
+
+    def problem(status: int, message: str, hint: str = "", query: str = "") -> HTMLResponse:
+        return page(status, _pages.problem_page(status, message, hint=hint, user=user_id, query=query))
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Any) -> Any:
+        host = _host_name(request.headers.get("host", ""))
+        if not allow_remote and not loopback(host):
+            return problem(400, f"this page answers only on a loopback address, not {host[:80]!r}")
+        return await call_next(request)
+
+    @app.exception_handler(_BadRequest)
+    async def bad_request(request: Request, exc: _BadRequest) -> HTMLResponse:
+        return problem(exc.status, exc.message, exc.hint, query=request.query_params.get("q", "")[:1000])
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        if exc.status_code == 404:
+            return problem(404, f"there is no page {request.url.path[:200]!r} here")
+        if exc.status_code == 405:
+            return problem(405, f"{request.method} is not allowed here: the pages are read with GET")
+        return problem(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(refind.RefindError)
+    async def store_error(request: Request, exc: refind.RefindError) -> HTMLResponse:
+        if isinstance(exc, refind.InvalidInput):
+            return problem(400, str(exc), query=request.query_params.get("q", "")[:1000])
+        log.warning("refind ui: %s", exc)
+        return problem(503, str(exc), "the index could not be read; try again, or check the terminal")
+
+    def labels() -> tuple[list[str], list[str]]:
+        rows = memory.sessions(user_id)
+        return sorted({r.source for r in rows if r.source}), sorted({r.project for r in rows if r.project})
+
+    @app.get("/style.css")
+    def style() -> Response:
+        return Response(_pages.STYLE, media_type="text/css", headers=_HEADERS)
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request) -> HTMLResponse:
+        params = request.query_params
+        offset = _int_param(params, "offset", 0, MAX_OFFSET)
+        source, project = _text_param(params, "source"), _text_param(params, "project")
+        rows = memory.sessions(
+            user_id, source=source, project=project, limit=_pages.LIST_PAGE + 1, offset=offset
+        )
+        sources, projects = labels()
+        body = _pages.home_page(
+            user_id, rows[: _pages.LIST_PAGE], offset=offset, more=len(rows) > _pages.LIST_PAGE,
+            source=source, project=project, sources=sources, projects=projects,
+        )  # fmt: skip
+        return page(200, body)
+
+    @app.get("/search", response_class=HTMLResponse)
+    async def search(request: Request) -> HTMLResponse:
+        params = request.query_params
+        query = params.get("q", "")
+        if not query.strip():
+            raise _BadRequest(
+                400, "type some words to search for", "for example: what did I decide about the trip?"
+            )
+        source, project = _text_param(params, "source"), _text_param(params, "project")
+
+        def run() -> HTMLResponse:
+            result = memory.search(query, user_id, source=source, project=project)
+            sources, projects = labels()
+            return page(
+                200,
+                _pages.results_page(
+                    user_id, result, source=source, project=project, sources=sources, projects=projects
+                ),  # fmt: skip
+            )
+
+        return await run_in_threadpool(run)
+
+    @app.get("/session/{session_id:path}", response_class=HTMLResponse)
+    def session(request: Request, session_id: str) -> HTMLResponse:
+        params = request.query_params
+        turn_from = _int_param(params, "from", 0, MAX_TURN)
+        raw_hits = params.getlist("hit")
+        if len(raw_hits) > MAX_HITS:
+            raise _BadRequest(400, f"at most {MAX_HITS} hit turns can be marked")
+        hits = []
+        for raw in raw_hits:
+            if not raw.isascii() or not raw.isdigit() or len(raw) > 10:
+                raise _BadRequest(400, f"hit={raw[:40]!r} is not a turn number")
+            hits.append(int(raw))
+        info = memory.session_info(user_id, session_id)
+        if info is None:
+            raise _BadRequest(
+                404, f"there is no session {session_id[:200]!r}", "the list of sessions is at /"
+            )
+        turns = memory.window(user_id, session_id, turn_from, min(MAX_TURN, turn_from + _pages.SESSION_PAGE))
+        if not turns:
+            raise _BadRequest(
+                404,
+                f"session {session_id[:200]!r} has no turns from {turn_from} on",
+                "its first page is ?from=0",
+            )
+        more = len(turns) > _pages.SESSION_PAGE
+        sources, projects = labels()
+        body = _pages.session_page(
+            user_id, info, turns[: _pages.SESSION_PAGE], turn_from=turn_from, more=more, hits=hits,
+            sources=sources, projects=projects,
+        )  # fmt: skip
+        return page(200, body)
+
+    return app
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise refind.SetupError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port (0: any free one)"
+        ) from exc
+    return sock
+
+
+def serve(
+    location: str | os.PathLike[str] | None,
+    *,
+    user_id: str = "me",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    allow_remote: bool = False,
+    port_file: str | os.PathLike[str] | None = None,
+    ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve the browsing page of ``user_id``'s history in ``location`` until Ctrl-C or SIGTERM.
+
+    A host that is not loopback is refused unless ``allow_remote`` (the page has no login: anyone who
+    reaches it reads the history). The index is opened read-only. ``port=0`` picks a free port; ``ready``
+    is called with the page's URL once the socket is bound (and the port written to ``port_file``)."""
+    import uvicorn
+
+    if not loopback(host) and not allow_remote:
+        raise refind.InvalidInput(
+            f"--host {host} is not a loopback address: the page has no login, so anyone who reaches it reads "
+            "the history; use 127.0.0.1 (the default), or add --allow-remote if you mean it",
+            field="host",
+        )
+    memory = refind.Memory(location, read_only=True)
+    sock: socket.socket | None = None
+    try:
+        memory.session_info(user_id, "-")  # checks the user id now, not at the first request
+        sock = _bind(host, port)
+        bound = sock.getsockname()[1]
+        app = build_app(memory, user_id, allow_remote=allow_remote)
+        server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
+        )
+        url = f"http://{f'[{host}]' if ':' in host else host}:{bound}/"
+        if ready is not None:
+            ready(url)
+        if port_file is not None:
+            Path(port_file).write_text(f"{bound}\n", encoding="utf-8")
+        server.run(sockets=[sock])
+    finally:
+        memory.close()
+        if sock is not None:
+            sock.close()
+        if port_file is not None:
+            Path(port_file).unlink(missing_ok=True)

@@ -1,0 +1,320 @@
+"""The pages of ``refind ui``, rendered as strings: pure functions over refind's public models.
+
+Every value that comes from the index or the request goes through :func:`_e` (``html.escape`` with quotes)
+or into a URL through :func:`_url`, so a message that holds ``<script>`` shows as text. The pages carry no
+script at all (the app's Content-Security-Policy forbids one too); the style sheet is :data:`STYLE`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from urllib.parse import quote, urlencode
+
+import refind
+
+SESSION_PAGE = 50
+"""Turns shown on one page of a session."""
+LIST_PAGE = 50
+"""Sessions listed on one page of the home page."""
+HIT_CHARS = 4000
+"""A hit turn longer than this is cut on the results page (the session page shows it whole)."""
+CONTEXT_CHARS = 600
+"""A context turn (the window around a hit) longer than this is cut on the results page."""
+
+STYLE = """\
+:root { --ink: #1d2430; --dim: #6b7380; --line: #dde1e7; --hit: #fff4c2; --hitbar: #e0a800; --accent: #2457c5; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+       margin: 0; background: #f6f7f9; }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 12px 24px; }
+header a.home { font-weight: 700; color: var(--ink); text-decoration: none; margin-right: 16px; }
+main { max-width: 920px; margin: 0 auto; padding: 16px 24px 48px; }
+form.search { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; }
+form.search input[type=search] { flex: 1 1 320px; font-size: 16px; padding: 7px 10px; border: 1px solid #b9c0ca;
+       border-radius: 6px; }
+form.search select, form.search button { font-size: 14px; padding: 7px 10px; border-radius: 6px;
+       border: 1px solid #b9c0ca; background: #fff; }
+form.search button { background: var(--accent); color: #fff; border-color: var(--accent); }
+h1 { font-size: 20px; margin: 18px 0 4px; }
+.meta { color: var(--dim); font-size: 13px; }
+.session { background: #fff; border: 1px solid var(--line); border-radius: 8px; margin: 14px 0; padding: 10px 14px; }
+.session h2 { font-size: 16px; margin: 0; }
+.session h2 a { color: var(--ink); text-decoration: none; }
+.session h2 a:hover { text-decoration: underline; }
+.source { display: inline-block; font-size: 12px; padding: 0 6px; border-radius: 4px; background: #e8edf7;
+       color: #27406f; margin-right: 6px; }
+ol.turns { list-style: none; margin: 8px 0 0; padding: 0; }
+li.turn { display: grid; grid-template-columns: 3.2em 9.5em 6.5em 1fr; gap: 6px; padding: 4px 6px;
+       border-left: 4px solid transparent; }
+li.turn .n, li.turn .when { color: var(--dim); font-size: 12px; padding-top: 2px; }
+li.turn .who { font-weight: 600; }
+li.turn .who.user { color: #8a2a8a; }
+li.turn .who.assistant { color: #1f5fa8; }
+li.turn .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+li.context .text { color: #4a5260; }
+li.hit { background: var(--hit); border-left-color: var(--hitbar); }
+li.hit .n::before { content: "\\25B6 "; color: var(--hitbar); }
+li.gap { color: var(--dim); padding-left: 3.6em; }
+.cut { color: var(--dim); font-style: italic; }
+nav.pages { margin: 16px 0; display: flex; gap: 16px; }
+.problem { background: #fff; border: 1px solid #e5b3b3; border-left: 4px solid #c73b3b; border-radius: 6px;
+       padding: 10px 14px; margin: 16px 0; }
+table.sessions { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
+table.sessions th, table.sessions td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line);
+       font-size: 14px; vertical-align: top; }
+table.sessions td.num { text-align: right; }
+"""
+
+
+def _e(value: object) -> str:
+    """``value`` as HTML text: ``& < > " '`` escaped."""
+    return html.escape(str(value), quote=True)
+
+
+def _url(path: str, **params: object) -> str:
+    """``path`` with the given query parameters (None ones left out), escaped for an HTML attribute."""
+    query = urlencode(
+        [(k, v) for k, v in params.items() if v is not None and v != ""], doseq=True, quote_via=quote
+    )
+    return _e(path + ("?" + query if query else ""))
+
+
+def session_path(session_id: str) -> str:
+    """The URL path of a session's page (the id percent-encoded, slashes too)."""
+    return "/session/" + quote(session_id, safe="")
+
+
+def _page(title: str, body: str, *, query: str = "", source: str | None = None, project: str | None = None,
+          sources: Sequence[str] = (), projects: Sequence[str] = (), user: str = "") -> str:  # fmt: skip
+    return (
+        "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)} · refind</title><link rel=stylesheet href=/style.css></head><body>"
+        f"<header>{_search_form(query, source, project, sources, projects, user)}</header>"
+        f"<main>{body}</main></body></html>\n"
+    )
+
+
+def _options(name: str, label: str, values: Sequence[str], chosen: str | None) -> str:
+    if not values and chosen is None:
+        return ""
+    items = [f'<option value="">{_e(label)}</option>']
+    for v in sorted(set(values) | ({chosen} if chosen else set())):
+        selected = " selected" if v == chosen else ""
+        items.append(f'<option value="{_e(v)}"{selected}>{_e(v)}</option>')
+    return f'<select name={name} aria-label="{_e(label)}">{"".join(items)}</select>'
+
+
+def _search_form(
+    query: str,
+    source: str | None,
+    project: str | None,
+    sources: Sequence[str],
+    projects: Sequence[str],
+    user: str,
+) -> str:
+    return (
+        "<form class=search action=/search method=get role=search>"
+        f'<a class=home href=/ title="{_e(user)}&#x27;s sessions">refind</a>'
+        f'<input type=search name=q value="{_e(query)}" placeholder="Search your history" '
+        'aria-label="Search your history" autofocus required>'
+        + _options("source", "any source", sources, source)
+        + _options("project", "any project", projects, project)
+        + "<button type=submit>Search</button></form>"
+    )
+
+
+def _when(first: int, last: int) -> str:
+    a, b = refind.format_date(first, "weekday"), refind.format_date(last, "weekday")
+    return a if a == b else f"{a} – {b}"
+
+
+def _labels(source: str | None, project: str | None) -> str:
+    parts = []
+    if source:
+        parts.append(f"<span class=source>{_e(source)}</span>")
+    if project:
+        parts.append(f"<span class=meta>{_e(project)}</span>")
+    return " ".join(parts)
+
+
+def _cut(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return _e(text)
+    return (
+        _e(text[:limit]) + f"<span class=cut> … ({len(text) - limit:,} more characters in the session)</span>"
+    )
+
+
+def _turn(t: refind.Turn | refind.Hit, *, hit: bool, limit: int | None) -> str:
+    role = t.role if t.role in ("user", "assistant") else "other"
+    kind = "hit" if hit else "context"
+    label = " (hit)" if hit else ""
+    return (
+        f'<li class="turn {kind}" id=t{int(t.turn)} data-turn={int(t.turn)}>'
+        f'<span class=n title="turn {int(t.turn)}{label}">{int(t.turn)}</span>'
+        f"<span class=when>{_e(refind.format_date(t.timestamp, 'minute'))}</span>"
+        f'<span class="who {role}">{_e(t.speaker or t.role)}</span>'
+        f"<span class=text>{_cut(t.content, limit)}</span></li>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+
+def problem_page(status: int, message: str, *, hint: str = "", user: str = "", query: str = "") -> str:
+    """A page that says what was wrong with the request (the body of a 4xx answer)."""
+    body = f"<h1>{_e(_REASONS.get(status, 'Error'))}</h1><div class=problem role=alert><p>{_e(message)}</p>"
+    if hint:
+        body += f"<p class=meta>{_e(hint)}</p>"
+    body += '</div><p><a href="/">Back to the sessions</a></p>'
+    return _page(_REASONS.get(status, "Error"), body, query=query, user=user)
+
+
+_REASONS = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Too large",
+    422: "Bad request",
+    503: "Index unavailable",
+}
+
+
+def home_page(
+    user: str,
+    rows: Sequence[refind.SessionSummary],
+    *,
+    offset: int,
+    more: bool,
+    source: str | None,
+    project: str | None,
+    sources: Sequence[str],
+    projects: Sequence[str],
+) -> str:
+    """The list of ``user``'s sessions, the most recent first, paged by :data:`LIST_PAGE`."""
+    scope = " · ".join(v for v in (source, project) if v)
+    body = f"<h1>{_e(user)}'s sessions</h1>"
+    if scope:
+        body += f"<p class=meta>Only {_e(scope)}. <a href=/>All sessions</a></p>"
+    if not rows:
+        body += "<p>No sessions." + (f" (none after the first {offset})" if offset else "") + "</p>"
+    else:
+        body += (
+            "<table class=sessions><thead><tr><th>title</th><th>source</th><th>dates</th>"
+            "<th class=num>messages</th></tr></thead><tbody>"
+        )
+        for r in rows:
+            body += (
+                f'<tr><td><a href="{_url(session_path(r.session_id))}">{_e(r.title or r.session_id)}</a></td>'
+                f"<td>{_labels(r.source, r.project)}</td><td>{_e(_when(r.first, r.last))}</td>"
+                f"<td class=num>{int(r.messages)}</td></tr>"
+            )
+        body += "</tbody></table>"
+    body += _pager(
+        _url("/", offset=max(0, offset - LIST_PAGE), source=source, project=project) if offset else None,
+        _url("/", offset=offset + LIST_PAGE, source=source, project=project) if more else None,
+    )
+    return _page(f"{user}'s sessions", body, source=source, project=project, sources=sources,
+                 projects=projects, user=user)  # fmt: skip
+
+
+def _pager(previous: str | None, following: str | None) -> str:
+    if previous is None and following is None:
+        return ""
+    links = [f'<a rel=prev href="{previous}">← previous</a>'] if previous is not None else []
+    links += [f'<a rel=next href="{following}">next →</a>'] if following is not None else []
+    return "<nav class=pages>" + "".join(links) + "</nav>"
+
+
+def _groups(blocks: Iterable[refind.Evidence]) -> list[list[refind.Evidence]]:
+    groups: list[list[refind.Evidence]] = []
+    for block in blocks:
+        if groups and groups[-1][0].session_id == block.session_id:
+            groups[-1].append(block)
+        else:
+            groups.append([block])
+    return groups
+
+
+def results_page(
+    user: str,
+    result: refind.SearchResult,
+    *,
+    source: str | None,
+    project: str | None,
+    sources: Sequence[str],
+    projects: Sequence[str],
+) -> str:
+    """The evidence for a query, grouped by session (sessions in time order); hit turns marked."""
+    blocks = [b for b in result.evidence if not b.standing]
+    groups = _groups(blocks)
+    question = result.question
+    body = f"<h1>Results for “{_e(question)}”</h1>"
+    scope = " · ".join(v for v in (source, project) if v)
+    hits = sum(1 for b in blocks for t in b.turns if t.matched)
+    body += (
+        f"<p class=meta>{len(groups)} session{'s' if len(groups) != 1 else ''}, {hits} hit"
+        f"{'s' if hits != 1 else ''}, in time order{' · only ' + _e(scope) if scope else ''}. "
+        "Marked turns matched; the others are the conversation around them.</p>"
+    )
+    if not groups:
+        body += "<div class=problem><p>No evidence found. Try other words.</p></div>"
+    for group in groups:
+        first = group[0]
+        turns = [t for b in group for t in b.turns]
+        matched = [t.turn for t in turns if t.matched]
+        page_from = (min(matched or [first.first_turn]) // SESSION_PAGE) * SESSION_PAGE
+        link = _url(session_path(first.session_id), **{"from": page_from or None, "hit": matched or None})
+        anchor = f"#t{matched[0]}" if matched else ""
+        body += (
+            f'<section class=session data-session="{_e(first.session_id)}">'
+            f'<h2><a href="{link}{anchor}">{_e(first.title or first.session_id)}</a></h2>'
+            f"<div class=meta>{_labels(first.source, first.project)}"
+            f"{_e(_when(min(t.timestamp for t in turns), max(t.timestamp for t in turns)))}"
+            f" · session {_e(first.session_id)}</div><ol class=turns>"
+        )
+        for i, block in enumerate(group):
+            if i:
+                body += "<li class=gap>⋮</li>"
+            for t in block.turns:
+                body += _turn(t, hit=t.matched, limit=HIT_CHARS if t.matched else CONTEXT_CHARS)
+        body += "</ol></section>"
+    return _page(f"{question}", body, query=question, source=source, project=project, sources=sources,
+                 projects=projects, user=user)  # fmt: skip
+
+
+def session_page(
+    user: str,
+    info: refind.SessionSummary,
+    turns: Sequence[refind.Hit],
+    *,
+    turn_from: int,
+    more: bool,
+    hits: Sequence[int],
+    sources: Sequence[str] = (),
+    projects: Sequence[str] = (),
+) -> str:
+    """One session in full, :data:`SESSION_PAGE` turns a page; the turns in ``hits`` marked."""
+    marked = set(hits)
+    body = (
+        f"<h1>{_e(info.title or info.session_id)}</h1><p class=meta>{_labels(info.source, info.project)}"
+        f"{_e(_when(info.first, info.last))} · {int(info.messages)} messages · session {_e(info.session_id)}</p>"
+    )
+    if turns:
+        body += (
+            f"<p class=meta>Turns {int(turns[0].turn)}–{int(turns[-1].turn)}"
+            f"{' (marked: the search hits)' if marked & {t.turn for t in turns} else ''}.</p>"
+        )
+    body += "<ol class=turns>" + "".join(_turn(t, hit=t.turn in marked, limit=None) for t in turns) + "</ol>"
+    path = session_path(info.session_id)
+    keep = sorted(marked) or None
+    previous = (
+        _url(path, **{"from": max(0, turn_from - SESSION_PAGE) or None, "hit": keep})
+        if turn_from > 0
+        else None
+    )
+    following = _url(path, **{"from": int(turns[-1].turn) + 1, "hit": keep}) if more and turns else None
+    body += _pager(previous, following)
+    return _page(info.title or info.session_id, body, user=user, sources=sources, projects=projects)

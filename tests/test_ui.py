@@ -1,0 +1,297 @@
+"""``refind ui``: the browsing page, over a real Lucene index of the demo history and the fixture exports,
+served by the real ``refind ui`` command on loopback, read with httpx and in a real headless Chromium
+(tests/chromium_helpers.py: Debian's chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+import refind
+from refind.cli import EXIT_ERROR, main
+from refind.loaders import iter_sessions
+from tests.chromium_helpers import browser
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+LONG = "long-thread"
+HOSTILE = "hostile"
+T0 = 1_717_200_000_000  # 2024-06-01
+
+
+def _build(index: Path) -> None:
+    with refind.Memory(index) as mem:
+        mem.import_sessions(iter_sessions(ROOT / "examples" / "data" / "chat_history.jsonl"))
+        for source in (FIXTURES / "chatgpt" / "conversations.json", FIXTURES / "claude-code"):
+            mem.import_sessions(s.model_copy(update={"user_id": "maya"}) for s in iter_sessions(source))
+        mem.add(
+            "maya",
+            HOSTILE,
+            [
+                {
+                    "role": "user",
+                    "content": "<script>window.__pwned = 1</script> zanzibar plan",
+                    "timestamp": T0,
+                },
+                {
+                    "role": "assistant",
+                    "content": '<img src=x onerror="window.__pwned = 2"> "quoted" & more',
+                    "timestamp": T0 + 60_000,
+                },
+            ],  # fmt: skip
+            title="<b>Zanzibar</b> & co",
+            source="jsonl",
+        )
+        turns = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of the long thread"
+             + (" about the quokka sanctuary" if i == 77 else ""), "timestamp": T0 + 86_400_000 + i * 1000}
+            for i in range(130)
+        ]  # fmt: skip
+        mem.add("maya", LONG, turns, title="A long thread")
+        mem.add("someone-else", "theirs", [{"role": "user", "content": "zanzibar secret of someone else"}])
+
+
+class UI:
+    def __init__(self, proc: subprocess.Popen[str], port: int, log: Path) -> None:
+        self.proc, self.url, self.log = proc, f"http://127.0.0.1:{port}", log
+
+    def get(self, path: str, **kwargs: object) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=60.0, **kwargs)  # type: ignore[arg-type]
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
+    env["REFIND_DATA"] = str(tmp / "default-data")
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _start(
+    args: list[str], tmp: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str, Path]:
+    """``refind ARGS`` in a child; waits for its 'refind ui: ... at URL' line; (process, URL, log)."""
+    log = tmp / f"ui-{os.urandom(3).hex()}.log"
+    fh = log.open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "refind.cli", *args], stdout=fh, stderr=subprocess.STDOUT, text=True,
+        env=env or _env(tmp), cwd=tmp,
+    )  # fmt: skip
+    fh.close()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = re.search(r"at (http://\S+/) ", log.read_text())
+        if found:
+            return proc, found.group(1), log
+        if proc.poll() is not None:
+            raise AssertionError(f"refind ui exited {proc.returncode}: {log.read_text()}")
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError(f"refind ui did not start: {log.read_text()}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ui") / "index"
+    _build(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ui(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
+    tmp = tmp_path_factory.mktemp("ui-run")
+    proc, url, log = _start(["--data", str(index), "ui", "--user", "maya", "--port", "0"], tmp)
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    yield UI(proc, port, log)
+    assert _stop(proc) in (0, 130), log.read_text()
+
+
+# ---------------------------------------------------------------------------------------------- over HTTP
+
+
+def test_what_the_history_holds_is_shown_as_text(ui: UI) -> None:
+    page = ui.get("/search", params={"q": "zanzibar plan"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    body = page.text
+    assert "<script>window" not in body and "<img src=x" not in body and "<b>Zanzibar" not in body
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt; zanzibar plan" in body
+    assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in body
+    assert "&lt;b&gt;Zanzibar&lt;/b&gt; &amp; co" in body
+    assert "someone else" not in body  # one person's history only
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp  # no script may run at all
+    assert "<script" not in ui.get("/").text.lower()
+
+
+def test_bad_input_is_a_page_that_says_so_with_a_4xx(ui: UI) -> None:
+    cases = {
+        "/search?q=": (400, "type some words"),
+        "/search?q=%20%20": (400, "type some words"),
+        "/search": (400, "type some words"),
+        "/search?q=" + "word%20" * 1000: (400, "max_query_chars"),
+        "/?offset=-3": (400, "not a page"),
+        "/?offset=99999999999999999999": (400, "not a page"),
+        "/session/" + LONG + "?from=abc": (400, "not a page"),
+        "/session/" + LONG + "?from=%EF%BC%91": (400, "not a page"),  # a full-width digit
+        "/session/" + LONG + "?from=100000": (404, "no turns from 100000"),
+        "/session/" + LONG + "?hit=x": (400, "not a turn number"),
+        "/session/no-such-session": (404, "there is no session"),
+        "/session/theirs": (404, "there is no session"),  # someone else's session is not this user's
+        "/session/bad%00id": (400, "session_id"),
+        "/nowhere": (404, "there is no page"),
+    }
+    for path, (status, words) in cases.items():
+        page = ui.get(path)
+        assert page.status_code == status, (path, page.status_code, page.text[:500])
+        assert page.headers["content-type"].startswith("text/html"), path
+        assert words in page.text, (path, page.text[:2000])
+        assert "Traceback" not in page.text
+    assert httpx.post(ui.url + "/", timeout=30).status_code == 405
+    rebound = ui.get("/", headers={"Host": "attacker.example"})  # DNS rebinding: not a loopback name
+    assert rebound.status_code == 400 and "loopback" in rebound.text
+
+
+def test_the_home_page_lists_sessions_with_titles_sources_and_filters(ui: UI) -> None:
+    home = ui.get("/").text
+    assert "Lisbon in May" in home and "chatgpt" in home and "A long thread" in home
+    assert '<option value="claude-code">' in home
+    only = ui.get("/", params={"source": "chatgpt"}).text
+    assert "Lisbon in May" in only and "A long thread" not in only
+    found = ui.get("/search", params={"q": "lisbon", "source": "claude-code"}).text
+    assert "Lisbon in May" not in found
+
+
+def test_a_long_session_is_paged_and_its_hit_marked(ui: UI) -> None:
+    found = ui.get("/search", params={"q": "quokka sanctuary"}).text
+    link = re.search(r'<a href="(/session/long-thread[^"#]*)#t77">A long thread</a>', found)
+    assert link, found
+    first = ui.get(link.group(1).replace("&amp;", "&"))
+    assert first.status_code == 200
+    turns = re.findall(r'<li class="turn (hit|context)" id=t(\d+)', first.text)
+    assert [int(n) for _, n in turns] == list(range(50, 100))
+    assert [int(n) for kind, n in turns if kind == "hit"] == [77]
+    assert '<option value="chatgpt">' in first.text  # the search box keeps its filters here too
+    following = re.search(r'<a rel=next href="([^"]+)"', first.text)
+    assert following
+    last = ui.get(following.group(1).replace("&amp;", "&")).text
+    assert [int(n) for n in re.findall(r"id=t(\d+)", last)] == list(range(100, 130))
+    assert "rel=next" not in last and "rel=prev" in last
+
+
+def test_a_host_off_loopback_is_refused_unless_allowed(index: Path) -> None:
+    done = CliRunner().invoke(main, ["--data", str(index), "ui", "--host", "0.0.0.0", "--port", "0"])
+    assert done.exit_code == EXIT_ERROR
+    assert "not a loopback address" in done.output and "--allow-remote" in done.output
+    missing = CliRunner().invoke(main, ["--data", str(index.parent / "nothing-here"), "ui", "--port", "0"])
+    assert missing.exit_code == EXIT_ERROR and len(missing.output.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------- in Chromium
+
+
+def test_search_and_open_a_session_in_a_real_browser(ui: UI) -> None:
+    with browser() as context:
+        page = context.new_page()
+        page.goto(ui.url + "/")
+        assert page.title() == "maya's sessions · refind"
+        page.fill("input[name=q]", "what did the vet give Pixel?")
+        page.press("input[name=q]", "Enter")
+        page.wait_for_url(re.compile(r"/search\?q="))
+        sessions = page.locator("section.session")
+        assert sessions.count() >= 2
+        titles = sessions.locator("h2").all_inner_texts()
+        assert len(titles) == len(set(titles))  # grouped: one section per session
+        assert all(sessions.nth(i).locator("li.turn.hit").count() >= 1 for i in range(sessions.count()))
+        hit = page.locator("li.turn.hit").first
+        context_turn = page.locator("li.turn.context").first
+        style = "e => getComputedStyle(e).backgroundColor + ' ' + getComputedStyle(e).borderLeftColor"
+        assert hit.evaluate(style) != context_turn.evaluate(style)  # hits are visibly marked
+        meta = sessions.first.locator(".meta").inner_text()
+        assert re.search(r"\b20\d\d\b", meta)  # the session's dates
+
+        page.fill("input[name=q]", "zanzibar plan")
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        shown = page.locator(f'section.session[data-session="{HOSTILE}"]')
+        assert shown.locator("h2").inner_text() == "<b>Zanzibar</b> & co"
+        assert "<script>window.__pwned = 1</script> zanzibar plan" in shown.inner_text()
+
+        page.fill("input[name=q]", "quokka sanctuary")
+        page.press("input[name=q]", "Enter")
+        page.wait_for_url(re.compile(r"q=quokka"))
+        page.click(f'section.session[data-session="{LONG}"] h2 a')
+        page.wait_for_url(re.compile(r"/session/long-thread"))
+        assert page.locator("h1").inner_text() == "A long thread"
+        assert page.locator("li.turn.hit").get_attribute("id") == "t77"
+        assert page.locator("li.turn").count() == 50
+        page.click("a[rel=next]")
+        page.wait_for_url(re.compile(r"from=100"))
+        assert page.locator("li.turn").count() == 30
+        page.click("a.home")
+        page.wait_for_url(re.compile(r"/$"))
+        assert page.locator("table.sessions tbody tr").count() >= 20
+
+
+# ---------------------------------------------------------------------------------------------- docs
+
+
+def test_the_ui_examples_in_docs_cli_md_run(index: Path, tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("## refind ui\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
+    examples = [line.strip() for line in block.splitlines() if line.strip().startswith("refind ")]
+    assert len(examples) >= 2
+    env = {**_env(tmp_path), "REFIND_DATA": str(index)}
+    for line in examples:
+        proc, url, log = _start(shlex.split(line)[1:], tmp_path, env)
+        try:
+            home = httpx.get(url, timeout=60)
+            assert home.status_code == 200 and "sessions · refind" in home.text, (line, home.text[:300])
+        finally:
+            assert _stop(proc) in (0, 130), log.read_text()
+
+
+def test_a_missing_browser_skips_here_and_fails_where_it_is_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.chromium_helpers import REQUIRE_ENV, require_browser
+
+    monkeypatch.delenv("REFIND_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no chromium on it
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no chromium on PATH"):
+        require_browser()
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="REFIND_REQUIRE_CHROMIUM=1 requires it"):
+        require_browser()
+
+
+def test_the_page_uses_only_the_public_facade() -> None:
+    sources = sorted((ROOT / "refind" / "ui").glob("*.py"))
+    imports = [
+        line.strip()
+        for p in sources
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith(("import ", "from ")) and "refind" in line
+    ]
+    assert imports and set(imports) <= {"import refind", "from refind.ui import _pages"}, imports
