@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.refind-setup-done
 
-.PHONY: demo test test-llm lint setup clean perf docs
+.PHONY: demo test test-llm local-llm lint setup clean perf docs
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
@@ -13,14 +13,21 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/refind demo
 
-test: $(STAMP)
+# local-llm: llama-server built and the model installed once into a cache outside the repository (a
+# no-op once done; the first time about 8 minutes on 2 idle cores). Without cmake or a C++ compiler the
+# real-model tests are skipped, unless REFIND_REQUIRE_LOCAL_LLM=1 (CI) makes that a failure.
+local-llm: $(STAMP)
+	@if [ "$$REFIND_REQUIRE_LOCAL_LLM" = 1 ] || { command -v cmake && command -v c++; } >/dev/null; then \
+		PYTHON=$(PY) scripts/local-llm install >/dev/null; \
+	else echo "local-llm: cmake or c++ missing: the real-model tests will be skipped"; fi
+
+test: $(STAMP) local-llm
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
 	$(PY) -m pytest --durations=15
 
-# the real-model suite (scripts/local-llm builds llama-server and installs the model once; about 5 minutes)
-test-llm: $(STAMP)
-	scripts/local-llm install
-	$(PY) -m pytest -m local_llm -o addopts=-ra
+# only the real-model suite (marker local_llm)
+test-llm: $(STAMP) local-llm
+	$(PY) -m pytest -m local_llm
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts

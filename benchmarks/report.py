@@ -112,6 +112,9 @@ def scorecard(summary: dict[str, Any]) -> str:
         f"stratify {sel['stratify']}" if sel.get("stratify") else "",
         f"random sample {sel['sample']} per type (seed {sel.get('seed', 0)})" if sel.get("sample") else "",
         f"limit {sel['limit']}" if sel.get("limit") else "",
+        f"time budget {sel['time_budget']} s: {summary['n_questions']} of {sel.get('selected')} selected asked"
+        if sel.get("time_budget")
+        else "",
     ]
     picked_text = ", ".join(p for p in picked if p)
     out.append(

@@ -61,6 +61,14 @@ def _parser() -> argparse.ArgumentParser:
         "--stratify", type=int, default=None, help="at most N questions per type, the first in dataset order"
     )
     p.add_argument(
+        "--time-budget",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="start no question after this many seconds; score only the questions every adapter was asked "
+        "(the first ones in order: for slow adapters such as a local model)",
+    )
+    p.add_argument(
         "--sample",
         type=int,
         default=None,
@@ -192,9 +200,13 @@ def run(
     *,
     fetch: int = 200,
     quiet: bool = False,
+    time_budget: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Ask ``questions`` of every adapter in ``adapter_names`` (all available); returns the score rows in
-    (question, adapter) order and each adapter's ``info`` (settings it reported)."""
+    (question, adapter) order and each adapter's ``info`` (settings it reported). With ``time_budget``
+    (seconds), no question is started after it is spent, and only the questions every adapter was asked
+    keep their rows."""
+    deadline = time.monotonic() + time_budget if time_budget is not None else None
     config = registry.AdapterConfig(dataset=dataset.name, k=k, turn_level=dataset.turn_level, fetch=fetch)
     adapters = [registry.create(name) for name in adapter_names]
     if not adapters:
@@ -206,6 +218,8 @@ def run(
     bar = _progress(len(questions) * len(adapters), dataset.name, quiet)
     try:
         for key, sessions in dataset.haystacks(by_haystack):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             for adapter in adapters:
                 asked = by_haystack[key]
                 try:
@@ -216,6 +230,8 @@ def run(
                     continue
                 try:
                     for q in asked:
+                        if deadline is not None and time.monotonic() > deadline:
+                            break
                         try:
                             rows.append(_ask(adapter, q, state, k))
                         except Exception as exc:
@@ -227,6 +243,11 @@ def run(
                         teardown(state)
     finally:
         bar.close()
+    if deadline is not None:
+        asked_of: dict[str, int] = {}
+        for r in rows:
+            asked_of[r["question_id"]] = asked_of.get(r["question_id"], 0) + 1
+        rows = [r for r in rows if asked_of[r["question_id"]] == len(adapters)]
     order = {q.id: i for i, q in enumerate(questions)}
     rank = {name: i for i, name in enumerate(adapter_names)}
     rows.sort(key=lambda r: (order[r["question_id"]], rank[r["adapter"]]))
@@ -332,6 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sample is not None and args.stratify is not None:
         parser.error("give --stratify or --sample, not both")
     _positive(parser, "fetch", args.fetch, 100_000)
+    _positive(parser, "time-budget", args.time_budget, 10**7)
     names = list(dict.fromkeys(n.strip() for n in args.adapters.split(",") if n.strip()))
     unknown = [n for n in names if n not in registry.ADAPTERS]
     if not names or unknown:
@@ -366,7 +388,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     try:
-        rows, info = run(dataset, questions, active, args.k, fetch=args.fetch, quiet=args.quiet)
+        rows, info = run(
+            dataset,
+            questions,
+            active,
+            args.k,
+            fetch=args.fetch,
+            quiet=args.quiet,
+            time_budget=args.time_budget,
+        )
     except RefindError as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
@@ -378,6 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     if args.sample is not None:
         selection.update(sample=args.sample, seed=args.seed)
+    if args.time_budget is not None:
+        answered = {r["question_id"] for r in rows}
+        selection.update(time_budget=args.time_budget, selected=len(questions))
+        questions = [q for q in questions if q.id in answered]
     summary = summarize(
         dataset,
         questions,

@@ -14,6 +14,13 @@ timeout), or a callable taking the request body and returning one of those (to a
 client sent, e.g. note the ids of the last observation). Tool-call arguments given as a ``str`` are sent
 verbatim (malformed JSON included); a dict is JSON-encoded.
 
+Tool modes: a request without ``tools=`` (refind's ``text`` and ``json`` modes) gets a scripted reply's
+tool calls written as its text, one ``{"name": ..., "arguments": ...}`` object a line. A request with
+``response_format={"type": "json_schema", ...}`` is answered as a server that constrains its output to
+the schema would: the reply's text must be one JSON value valid against the schema, else the fake
+answers HTTP 400 and counts the request in ``fake.unexpected`` (the test's script is wrong: a constrained
+server cannot produce it).
+
 Every request is recorded in ``fake.requests`` (path, headers, parsed JSON body). A request that arrives
 when the script is empty gets HTTP 400 and is counted in ``fake.unexpected``.
 """
@@ -190,6 +197,14 @@ class FakeOpenAI:
             if self._stopping.wait(item.seconds):
                 return None
             item = item.then
+        if isinstance(item, Reply) and "tools" not in body and item.tool_calls:
+            item = Reply(content=_calls_as_text(item.tool_calls), usage=item.usage)
+        if isinstance(item, Reply):
+            broken = _schema_violation(body, item)
+            if broken is not None:
+                with self._lock:
+                    self.unexpected += 1
+                return self._send(h, 400, _error(f"fake server: {broken}", "schema_violation"))
         if isinstance(item, Failure):
             headers = {"retry-after": item.retry_after} if item.retry_after is not None else {}
             code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(item.status, "server_error")
@@ -252,6 +267,36 @@ class FakeOpenAI:
             h.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
             pass
+
+
+def _calls_as_text(calls: list[tuple[str, dict[str, Any] | str]]) -> str:
+    lines = []
+    for name, args in calls:
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        lines.append(f'{{"name": {json.dumps(name)}, "arguments": {arguments}}}')
+    return "\n".join(lines)
+
+
+def _schema_violation(body: dict[str, Any], reply: Reply) -> str | None:
+    """Why ``reply`` could not come from a server constraining its output to the request's
+    ``response_format`` json_schema (None when it could, or the request asks for no schema)."""
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    import jsonschema
+
+    schema = (fmt.get("json_schema") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return "response_format json_schema without a schema"
+    try:
+        value = json.loads(reply.content or "")
+    except json.JSONDecodeError:
+        return f"the scripted reply is not one JSON value: {reply.content!r}"
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        return f"the scripted reply does not match the schema: {exc.message}"
+    return None
 
 
 def _error(message: str, code: str) -> dict[str, Any]:

@@ -204,3 +204,45 @@ def test_data_files_are_named_by_their_shortest_unique_path() -> None:
         "probing_questions.json",
         "locomo10_dev.json",
     ]
+
+
+def test_time_budget_scores_only_the_questions_every_adapter_was_asked(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a slow adapter on a clock the test drives: each of its questions costs 10 s, the budget is 15 s, so
+    # it is asked two questions (started at 0 and 10 s) and no third one; bm25 was asked all of them first
+    clock = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+        perf_counter = staticmethod(__import__("time").perf_counter)
+
+    real = registry.ADAPTERS["grep"]
+
+    class Slow(real):  # type: ignore[misc, valid-type]
+        def query(self, question: Any, state: Any, k: int) -> Any:
+            clock[0] += 10.0
+            return super().query(question, state, k)
+
+    monkeypatch.setitem(registry.ADAPTERS, "grep", Slow)
+    monkeypatch.setattr(runner, "time", Clock)
+    rc, summary, rows = _run(
+        tmp_path,
+        "locomo",
+        shared_data / "locomo10_dev.json",
+        "--adapters",
+        "bm25,grep",
+        "--limit",
+        "5",
+        "--time-budget",
+        "15",
+        "--no-plot",
+    )
+    assert rc == 0
+    assert summary["n_questions"] == 2 and len(rows) == 4
+    assert {r["adapter"] for r in rows} == {"bm25", "grep"}
+    assert summary["selection"]["time_budget"] == 15 and summary["selection"]["selected"] == 5
+    assert "time budget 15 s: 2 of 5 selected asked" in (tmp_path / "scorecard.md").read_text()

@@ -1,8 +1,10 @@
 """LLMAgent against a real local model (marker ``local_llm``; tests/local_llm_helpers.py): llama.cpp's
 llama-server with Qwen2.5-Coder-1.5B-Instruct Q4_K_M and the repository's chat template, over the real
-openai client. A few questions of the demo history and of LoCoMo: the replies' tool calls are parsed,
-the evidence is never empty where the heuristic agent's is not, the heuristic floor is kept (heuristic
-first: every turn the heuristic agent returns), and the trace says what happened.
+openai client, in the ``json`` tool mode (output constrained to one valid call: the mode the docs name
+for llama.cpp). A few questions of the demo history and of LoCoMo: every reply holds a usable tool call
+(by construction, so at temperature 0 the suite is deterministic), the evidence is never empty where
+the heuristic agent's is not, the heuristic floor is kept (heuristic first: every turn the heuristic
+agent returns), and the trace says what happened.
 
 The model's wording is not asserted (a model may change); what refind does with any reply is."""
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import refind
+from benchmarks.adapters.refind_agent import usable_replies
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.llm import LLMAgent
 from refind.loaders import iter_sessions
@@ -32,6 +35,7 @@ _CALLS = re.compile(r"; (\d+) tool call\(s\)")
 
 @pytest.fixture(scope="module")
 def llm_url(monkeypatch_module: pytest.MonkeyPatch) -> Iterator[str]:
+    local_llm_helpers.require_tools()
     monkeypatch_module.setenv("NO_PROXY", "127.0.0.1,localhost")
     url, started = local_llm_helpers.start()
     yield url
@@ -55,10 +59,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[refind.Memo
 
 
 def agent(url: str, **kwargs: object) -> LLMAgent:
-    # a slow CPU model on a shared machine: long timeouts, one retry, small observations
+    # a slow CPU model on a shared machine: long timeouts, one retry, small observations, two calls
     return LLMAgent(
-        MODEL, base_url=url, timeout=600, max_retries=1, max_actions=3, observation_tokens=600, **kwargs
-    )  # type: ignore[arg-type]
+        MODEL,
+        base_url=url,
+        timeout=600,
+        max_retries=1,
+        max_actions=2,
+        observation_tokens=600,
+        tool_mode="json",
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 def replies(result: SearchResult) -> list[int]:
@@ -66,6 +77,15 @@ def replies(result: SearchResult) -> list[int]:
     return [
         int(m.group(1)) for t in result.trace if t.action == "llm" for m in [_CALLS.search(t.note or "")] if m
     ]
+
+
+def check_every_reply_usable(result: SearchResult) -> None:
+    """Constrained output: every request got a reply, every reply one call, every call accepted."""
+    actions = [t.action for t in result.trace]
+    assert "retry" not in actions and "error" not in actions, result.trace
+    assert replies(result) and all(n == 1 for n in replies(result)), result.trace
+    assert usable_replies(result.trace) == len(replies(result))
+    assert not any(t.action == "fallback" and "tool call" in (t.note or "") for t in result.trace)
 
 
 def check_truthful(result: SearchResult) -> None:
@@ -90,6 +110,7 @@ def test_demo_questions_heuristic_first(llm_url: str, demo: tuple[refind.Memory,
         heuristic = mem.search(q["question"], spec["user_id"], now=spec["now"], agent=HeuristicAgent())
         result = mem.search(q["question"], spec["user_id"], now=spec["now"], agent=agent(llm_url))
         check_truthful(result)
+        check_every_reply_usable(result)
         assert result.evidence
         # the heuristic floor: every turn the heuristic agent hands on is handed on here too
         assert {t.id for e in heuristic.evidence for t in e.turns} <= {
@@ -112,8 +133,9 @@ def test_locomo_question_model_only(llm_url: str, shared_data: Path, tmp_path: P
         heuristic = mem.search(question, "conv-26", now=now, agent=HeuristicAgent())
         result = mem.search(question, "conv-26", now=now, agent=agent(llm_url, heuristic_first=False))
         check_truthful(result)
+        check_every_reply_usable(result)
         assert heuristic.evidence and result.evidence  # never empty where the heuristic agent's is not
-        if "fallback" not in [t.action for t in result.trace]:
-            assert sum(replies(result)) > 0
+        # the model planned alone: its own searches ran
+        assert any(t.action == "search" and t.note == "llm" for t in result.trace), result.trace
     finally:
         mem.close()

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "local-llm"
 
@@ -50,3 +52,22 @@ def test_missing_build_tools_is_one_line_and_exit_1(tmp_path: Path) -> None:
 def test_the_chat_template_is_in_the_repository() -> None:
     template = (ROOT / "scripts" / "local-llm-qwen2.5.jinja").read_text()
     assert "<tool_call>" not in template and "only one json object" in template
+
+
+def test_the_real_model_tests_skip_without_build_tools_unless_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests import local_llm_helpers
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("REFIND_LLM_CACHE", str(tmp_path / "cache"))  # nothing built there
+    monkeypatch.setenv("PATH", str(empty))
+    reason = local_llm_helpers.unavailable_reason()
+    assert reason is not None and "cmake, c++ not found" in reason and "REFIND_REQUIRE_LOCAL_LLM=1" in reason
+    monkeypatch.delenv("REFIND_REQUIRE_LOCAL_LLM", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="cmake"):
+        local_llm_helpers.require_tools()
+    monkeypatch.setenv("REFIND_REQUIRE_LOCAL_LLM", "1")
+    with pytest.raises(pytest.fail.Exception, match="requires it"):
+        local_llm_helpers.require_tools()

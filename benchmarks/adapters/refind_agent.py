@@ -34,7 +34,29 @@ from refind.tokens import count_tokens
 _USAGE = re.compile(r"prompt (\d+) \+ completion (\d+) tokens")
 _NO_CALL = re.compile(r"; 0 tool call\(s\)")
 
-__all__ = ["RefindAdapter", "RefindLLMAdapter", "RefindOpenSearchAdapter", "openai_configured", "packed"]
+__all__ = [
+    "RefindAdapter",
+    "RefindLLMAdapter",
+    "RefindOpenSearchAdapter",
+    "openai_configured",
+    "packed",
+    "usable_replies",
+]
+
+
+def usable_replies(trace: Sequence[Any]) -> int:
+    """Model replies (``llm`` trace entries) with a usable tool call: at least one call was parsed and no
+    call of the reply was rejected by the dispatcher (an ``error`` entry before the next reply: malformed
+    arguments, an unknown tool, an impossible date)."""
+    usable = 0
+    pending = False
+    for t in trace:
+        if t.action == "llm":
+            usable += pending
+            pending = not _NO_CALL.search(t.note or "")
+        elif t.action == "error":
+            pending = False
+    return usable + pending
 
 
 def openai_configured() -> bool:
@@ -153,6 +175,7 @@ class RefindLLMAdapter(RefindAdapter):
             "heuristic_first": self._agent.heuristic_first,
             "max_actions": self._agent.max_actions,
             "observation_tokens": self._agent.observation_tokens,
+            "tool_mode": self._agent.tool_mode,
         }
         return super().init(sessions, config)
 
@@ -176,7 +199,7 @@ class RefindLLMAdapter(RefindAdapter):
         return {
             "llm_calls": len(calls) + failed,
             "llm_failed": failed,
-            "llm_usable": sum(1 for t in calls if not _NO_CALL.search(t.note or "")),
+            "llm_usable": usable_replies(trace),
             "llm_prompt_tokens": prompt,
             "llm_completion_tokens": completion,
             "llm_fallback": any(t.action == "fallback" for t in trace),

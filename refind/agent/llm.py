@@ -25,6 +25,12 @@ Failures, in one place:
   session, so what the model found is kept and not shown twice. The trace says so (action ``fallback``). A
   rejected key (401/403) is logged once at WARNING and later questions go straight to the fallback.
 
+* **Tool modes** (``tool_mode``, :mod:`refind.agent.toolmodes`): ``native`` sends ``tools=``; ``text``
+  writes the tool schemas into the system prompt and parses the reply's text; ``json`` does that and asks
+  for output constrained to one valid call (``response_format`` json_schema), so a server that enforces
+  the schema (llama.cpp, vLLM, LM Studio, OpenAI) always returns a usable call. The retry of a request
+  that failed with a 5xx runs at temperature 0.7 (at 0 a format error on the model's output repeats).
+
 Every model call is a trace entry (action ``llm``) with its tokens (the response's ``usage``, else counted
 with tiktoken) and latency; retries (``retry``) and corrections (``error``) are recorded too.
 """
@@ -45,6 +51,7 @@ from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
+from refind.agent.toolmodes import TOOL_MODES, response_format, result_message, tools_prompt
 from refind.errors import InvalidInput, LLMUnavailable
 from refind.evidence import pack
 from refind.models import Evidence, RoundTrace
@@ -57,6 +64,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 HEURISTIC_FIRST_OBSERVATION_TOKENS = 600
+RETRY_TEMPERATURE = 0.7  # the retry of a request the server failed with a 5xx
 
 SYSTEM_PROMPT = """\
 You are a research assistant searching one person's chat history. Your job is to collect the messages \
@@ -122,6 +130,11 @@ class LLMAgent:
     ``model_weight``, default 0, in the session ranking) and decides when to stop; all evidence is kept, so
     it holds every turn the heuristic agent returns. ``observation_tokens`` then defaults to 600 (else
     1500). ``reply_tokens`` bounds each reply (``max_tokens`` of the request).
+
+    ``tool_mode`` (default ``native``, ``REFIND_LLM_TOOL_MODE``): how the model is asked for a call,
+    ``native`` (``tools=``), ``text`` (schemas in the prompt, the text parsed) or ``json`` (as text, with
+    output constrained to one valid call): :mod:`refind.agent.toolmodes`; docs/local-models.md says which
+    to pick for which server.
     """
 
     name = "llm"
@@ -145,6 +158,7 @@ class LLMAgent:
         heuristic_first: bool | None = None,
         model_weight: float = 0.0,
         reply_tokens: int = 400,
+        tool_mode: str | None = None,
     ) -> None:
         if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
             raise InvalidInput("max_actions: expected an integer of at least 1")
@@ -179,6 +193,10 @@ class LLMAgent:
             raise InvalidInput("model_weight: expected a non-negative number")
         if not isinstance(reply_tokens, int) or isinstance(reply_tokens, bool) or reply_tokens < 16:
             raise InvalidInput("reply_tokens: expected an integer of at least 16")
+        if tool_mode is None:
+            tool_mode = os.environ.get("REFIND_LLM_TOOL_MODE", "").strip().lower() or "native"
+        if tool_mode not in TOOL_MODES:
+            raise InvalidInput(f"tool_mode: expected one of {', '.join(TOOL_MODES)}, got {tool_mode!r}")
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
         self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
@@ -194,6 +212,7 @@ class LLMAgent:
         self.heuristic_first = bool(heuristic_first)
         self.model_weight = float(model_weight)
         self.reply_tokens = reply_tokens
+        self.tool_mode = tool_mode
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
         if client is not None:
@@ -363,8 +382,11 @@ class LLMAgent:
         if seeded is not None:
             searched, seen = seeded
             user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
+        system = SYSTEM_PROMPT.format(today=_today_line(session.now))
+        if self.tool_mode != "native":
+            system += tools_prompt()
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM_PROMPT.format(today=_today_line(session.now))},
+            {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
         actions = 0
@@ -381,7 +403,9 @@ class LLMAgent:
                     raise _Fallback("the model replied without a usable tool call and nothing was found")
                 session.finish("the model replied without a tool call; the evidence found so far stands")
                 return
-            messages.append(_assistant_message(message, calls))
+            messages.append(
+                _assistant_message(message, calls) if self.tool_mode == "native" else _call_text(calls)
+            )
             for call in calls:
                 if actions >= self.max_actions:
                     break
@@ -402,7 +426,10 @@ class LLMAgent:
                     total += 1
                 else:
                     in_row = 0
-                messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.content})
+                if self.tool_mode == "native":
+                    messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.content})
+                else:
+                    messages.append(result_message(name, outcome.content))
                 if outcome.finished:
                     return
         session.finish(f"budget spent: {self.max_actions} actions")
@@ -428,14 +455,20 @@ class LLMAgent:
 
         openai = self._openai
 
+        temperature = [0.0]
+
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             wait = state.next_action.sleep if state.next_action else 0.0
+            if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+                # a server error on the model's output repeats at temperature 0: sample the retry
+                temperature[0] = RETRY_TEMPERATURE
             session.trace.append(
                 RoundTrace(
                     round=session.rounds,
                     action="retry",
-                    note=f"attempt {state.attempt_number} failed ({self._describe(exc)}); retrying in {wait:.2f} s",
+                    note=f"attempt {state.attempt_number} failed ({self._describe(exc)}); retrying in {wait:.2f} s"
+                    + (f" at temperature {temperature[0]}" if temperature[0] else ""),
                 )
             )
 
@@ -446,17 +479,22 @@ class LLMAgent:
             before_sleep=before_sleep,
             reraise=True,
         )
+        mode: dict[str, Any] = {}
+        if self.tool_mode == "native":
+            mode = {"tools": TOOLS, "tool_choice": "auto"}
+        elif self.tool_mode == "json":
+            mode = {"response_format": response_format()}
         t0 = time.perf_counter()
         try:
             response = retrying(
-                self.client.chat.completions.create,
-                model=self.model,
-                messages=messages,
-                tools=TOOLS,
-                tool_choice="auto",
-                temperature=0,
-                max_tokens=self.reply_tokens,
-                timeout=self.timeout,
+                lambda: self.client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,
+                    temperature=temperature[0],
+                    max_tokens=self.reply_tokens,
+                    timeout=self.timeout,
+                    **mode,
+                )
             )
             message = _first_message(response)
         except openai.OpenAIError as exc:
@@ -479,7 +517,7 @@ class LLMAgent:
             raise _Fallback(f"unusable model response: {exc}") from exc
         ms = round((time.perf_counter() - t0) * 1000, 3)
         prompt, completion, source = _usage(response, messages, message)
-        calls: list[Any] = list(message.tool_calls or [])
+        calls: list[Any] = list(getattr(message, "tool_calls", None) or [])
         how = ""
         if not calls:
             calls = [c.as_dict() for c in text_tool_calls(getattr(message, "content", None))]
@@ -574,6 +612,19 @@ def _assistant_message(message: Any, calls: Sequence[Any]) -> dict[str, Any]:
     # calls parsed from the text replace it: the text would repeat them to a server that renders both
     native = bool(getattr(message, "tool_calls", None))
     return {"role": "assistant", "content": message.content if native else None, "tool_calls": tool_calls}
+
+
+def _call_text(calls: Sequence[Any]) -> dict[str, Any]:
+    """The model's call(s) as the assistant message of ``text`` / ``json`` mode: one JSON object a line."""
+    lines = []
+    for c in calls:
+        _, name, arguments = _unpack_call(c)
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else arguments
+        except ValueError:
+            args = arguments
+        lines.append(json.dumps({"name": name, "arguments": args or {}}, ensure_ascii=False))
+    return {"role": "assistant", "content": "\n".join(lines)}
 
 
 def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple[int, int, str]:
