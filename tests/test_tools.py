@@ -58,7 +58,8 @@ def test_schemas_are_openai_function_tools() -> None:
             assert prop["description"]
     search = SEARCH_TOOL["function"]["parameters"]
     assert search["required"] == ["keywords"]
-    assert {"keywords", "date_from", "date_to"} == set(search["properties"])
+    assert {"keywords", "date_from", "date_to", "breadth"} == set(search["properties"])
+    assert search["properties"]["breadth"]["type"] == "boolean"
     assert "YYYY-MM-DD" in search["properties"]["date_from"]["description"]
     assert "inclusive" in search["properties"]["date_to"]["description"]
     note = NOTE_TOOL["function"]["parameters"]
@@ -101,6 +102,21 @@ def test_search_shows_blocks_with_ids_and_skips_what_was_read(tools: ToolDispatc
     assert new_turns or second.startswith("No new messages")
     assert tools.session.rounds == 2
     assert [t.note for t in tools.session.trace] == ["tool", "tool"]
+
+
+def test_breadth_search_takes_more_short_places_and_says_so(locomo: refind.Memory) -> None:
+    plain = ToolDispatcher(locomo, USER, now="2023-07-10")
+    plain.call("search", {"keywords": "painting"})
+    wide = ToolDispatcher(locomo, USER, now="2023-07-10")
+    wide.call("search", {"keywords": "painting", "breadth": True})
+    hits = [sum(t.matched for b in d.session.blocks for t in b.turns) for d in (plain, wide)]
+    assert hits[1] > hits[0]
+    assert all(t.matched for b in wide.session.blocks for t in b.turns)  # no surrounding turns
+    result = wide.result()
+    assert result.shape == "breadth"
+    assert any(t.action == "shape" and t.note and "search tool" in t.note for t in result.trace)
+    assert plain.result().shape == "lookup"
+    assert wide.call("search", {"keywords": "painting", "breadth": "yes"}).startswith("Error")
 
 
 def test_search_with_dates_filters_inclusive_days(tools: ToolDispatcher) -> None:

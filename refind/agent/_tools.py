@@ -73,6 +73,14 @@ SEARCH_TOOL: dict[str, Any] = {
                     "type": "string",
                     "description": "Last day to include, as YYYY-MM-DD (inclusive). Omit for no upper bound.",
                 },
+                "breadth": {
+                    "type": "boolean",
+                    "description": (
+                        "true when the answer is spread over many places (an order of events, a summary, a "
+                        "count, 'all', 'every time', 'so far'): this and later searches return three times "
+                        "as many short passages, without surrounding turns. Omit for one fact."
+                    ),
+                },
             },
             "required": ["keywords"],
             "additionalProperties": False,
@@ -127,10 +135,12 @@ TOOLS: list[dict[str, Any]] = [SEARCH_TOOL, NOTE_TOOL, FINISH_TOOL]
 TOOL_NAMES: tuple[str, ...] = tuple(t["function"]["name"] for t in TOOLS)
 
 _USAGE = (
-    "The tools are: search(keywords: string, date_from?: 'YYYY-MM-DD', date_to?: 'YYYY-MM-DD'), "
+    "The tools are: search(keywords: string, date_from?: 'YYYY-MM-DD', date_to?: 'YYYY-MM-DD', "
+    "breadth?: boolean), "
     "note(ids: list of block or message ids), finish(reason?: string)."
 )
 _DAY_MS = 86_400_000
+BREADTH_K = 3  # a breadth search takes this many times top_k hits (the heuristic agent's breadth_k)
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][0-9:.+\-Z]*)?$")
 _MIN_YEAR, _MAX_YEAR = 1900, 2199
 
@@ -317,6 +327,13 @@ class ToolDispatcher:
             raise _BadCall(f"date_from {day_from} is after date_to {day_to}; date_from must come first")
         ms_from = to_epoch_ms(day_from) if day_from is not None else None
         ms_to = to_epoch_ms(day_to) + _DAY_MS - 1 if day_to is not None else None
+        breadth = args.get("breadth")
+        if breadth is not None and not isinstance(breadth, bool):
+            raise _BadCall("breadth must be true or false (or left out)")
+        if breadth and self.session.shape != "breadth":  # many places, each short (as the heuristic's)
+            self.session.set_shape("breadth", "asked for by the search tool")
+            self.session.top_k *= BREADTH_K
+            self.session.window = 0
         new = self.session.search(keywords, ms_from, ms_to, note=self.label, weight=self.weight)
         # a block's id changes when a later round extends it; the ids the model saw must still work
         self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
@@ -359,6 +376,7 @@ class ToolDispatcher:
                 room,
                 context_tokens=self.session.context_tokens,
                 hit_tokens=self.session.hit_tokens,
+                segment_turns=self.session.segment_turns,
             )
             if room > 0
             else []

@@ -346,6 +346,7 @@ class LLMAgent:
                 self.unseen_tokens,
                 context_tokens=session.context_tokens,
                 hit_tokens=session.hit_tokens,
+                segment_turns=session.segment_turns,
             )
             if unseen and self.unseen_tokens > 0
             else []
