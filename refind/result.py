@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.evidence import by_relevance, pack_for, render, render_block
+from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, render, render_block
 from refind.models import Evidence, RoundTrace, Shape
 from refind.tokens import count_tokens
 
@@ -33,7 +33,7 @@ class SearchResult(BaseModel):
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
     hit_tokens: int | None = 1000
-    segment_turns: int = 10
+    segment_turns: int = SEGMENT_TURNS
     shape: Shape = "lookup"
     """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
     shorter; ``period`` browses the period's sessions (refind.agent.shape)."""

@@ -140,7 +140,6 @@ _USAGE = (
     "note(ids: list of block or message ids), finish(reason?: string)."
 )
 _DAY_MS = 86_400_000
-BREADTH_K = 3  # a breadth search takes this many times top_k hits (the heuristic agent's breadth_k)
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][0-9:.+\-Z]*)?$")
 _MIN_YEAR, _MAX_YEAR = 1900, 2199
 
@@ -330,10 +329,8 @@ class ToolDispatcher:
         breadth = args.get("breadth")
         if breadth is not None and not isinstance(breadth, bool):
             raise _BadCall("breadth must be true or false (or left out)")
-        if breadth and self.session.shape != "breadth":  # many places, each short (as the heuristic's)
-            self.session.set_shape("breadth", "asked for by the search tool")
-            self.session.top_k *= BREADTH_K
-            self.session.window = 0
+        if breadth:  # many places, each short (as the heuristic agent's breadth)
+            self.session.widen("asked for by the search tool")
         new = self.session.search(keywords, ms_from, ms_to, note=self.label, weight=self.weight)
         # a block's id changes when a later round extends it; the ids the model saw must still work
         self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)

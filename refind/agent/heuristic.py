@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from refind.agent.keywords import extract_keywords, quoted_phrases
 from refind.agent.shape import Shape, asks_beginning, question_shape, whose_words
-from refind.search.session import SearchSession
+from refind.search.session import BREADTH_K, SearchSession
 from refind.timeparse import parse_time_range, strip_time_expressions
 
 __all__ = ["HeuristicAgent"]
@@ -45,7 +45,7 @@ class HeuristicAgent:
         feedback: bool = False,
         feedback_terms: int = 6,
         shapes: bool = True,
-        breadth_k: int = 3,
+        breadth_k: int = BREADTH_K,
         breadth_window: int = 0,
     ) -> None:
         if max_rounds < 1:
@@ -127,10 +127,10 @@ class HeuristicAgent:
         has_time = self.time_filters and parse_time_range(question, session.now) is not None
         reading = question_shape(question, words, has_time_cue=has_time) if self.shapes else None
         if reading is not None:
-            session.set_shape(reading.shape, reading.reason)
             if reading.shape == "breadth":  # many places, each short
-                session.top_k = session.top_k * self.breadth_k
-                session.window = min(session.window, self.breadth_window)
+                session.widen(reading.reason, self.breadth_k, self.breadth_window)
+            else:
+                session.set_shape(reading.shape, reading.reason)
         rounds = self.plan(session, question, options)
         if not rounds:
             return "no keywords and no time cue"

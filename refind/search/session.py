@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from refind.evidence import order_evidence, pack_for, rendered_tokens
+from refind.evidence import SEGMENT_TURNS, order_evidence, pack_for, rendered_tokens
 from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
@@ -17,6 +17,8 @@ from refind.standing import CUE_TERMS, is_request, is_standing, standing_sentenc
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
+
+BREADTH_K = 3  # a breadth round takes this many times top_k hits (HeuristicAgent's breadth_k)
 
 _CURRENT = re.compile(
     r"\b(now|right now|currently|current|still|latest|anymore|any more|these days|nowadays|"
@@ -86,7 +88,7 @@ class SearchSession:
         latest_boost: float = 0.0,
         standing: int = 0,
         scope: Sequence[str] | None = None,
-        segment_turns: int = 10,
+        segment_turns: int = SEGMENT_TURNS,
     ) -> None:
         self.store = store
         self.scope = list(scope) if scope is not None else None  # the sessions searched (None: all)
@@ -131,6 +133,16 @@ class SearchSession:
         if shape != "lookup":  # a lookup is what every search did before shapes: nothing to add
             note = f"{shape}: {reason}" if reason else shape
             self.trace.append(RoundTrace(round=self.rounds, action="shape", note=note))
+
+    def widen(self, reason: str, k: int = BREADTH_K, window: int = 0) -> None:
+        """Switch to the ``breadth`` shape (the answer is spread over many places): later rounds take ``k``
+        times ``top_k`` hits with at most ``window`` turns around each, and the result packs for breadth.
+        Once only: a session already in breadth keeps its settings."""
+        if self.shape == "breadth":
+            return
+        self.set_shape("breadth", reason)
+        self.top_k *= k
+        self.window = min(self.window, window)
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
