@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
+from tests.needs import skip_or_fail
 
 REQUIRE_ENV = "REFIND_REQUIRE_CHROMIUM"
 BROWSER_ENV = "REFIND_CHROMIUM"
@@ -51,12 +51,7 @@ def unavailable_reason() -> str | None:
 
 def require_browser() -> None:
     """Skip the calling test when Chromium or Playwright is missing, or fail when REFIND_REQUIRE_CHROMIUM=1."""
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(unavailable_reason(), REQUIRE_ENV)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.needs import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "local_llm.py"
@@ -51,12 +51,7 @@ def unavailable_reason() -> str | None:
 
 def require_tools() -> None:
     """Skip the calling test when llama-server cannot be built here, or fail with ``REFIND_REQUIRE_LOCAL_LLM=1``."""
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(unavailable_reason(), REQUIRE_ENV)
 
 
 def running_url() -> str | None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+from tests.needs import skip_or_fail
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -75,12 +75,7 @@ def unavailable_reason() -> str | None:
 
 def require_tools() -> None:
     """Skip the calling test when Java or Maven is missing, or fail when ``REFIND_REQUIRE_OPENSEARCH=1``."""
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(unavailable_reason(), REQUIRE_ENV)
 
 
 def run_script(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
