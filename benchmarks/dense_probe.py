@@ -77,6 +77,8 @@ def refind_scores(memory: Any, user_id: str, question: str, now: int | None, k: 
     scores = dict(session.session_score)
     shown: dict[str, float] = {}
     for block in session.result().evidence:
+        if block.standing:  # offered beside the evidence; SearchResult.sessions() leaves them out
+            continue
         shown[block.session_id] = max(shown.get(block.session_id, block.score), block.score)
     return {**scores, **shown}
 

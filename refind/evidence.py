@@ -138,11 +138,9 @@ def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
 
 
 def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:
-    """Blocks best first (ties: earlier round, then earlier time); standing instructions, which are offered
-    beside the evidence rather than ranked in it, after every other block (best first among themselves)."""
+    """Blocks best first (ties: earlier round, then earlier time)."""
     return sorted(
-        blocks,
-        key=lambda e: (e.standing, -e.score, e.rounds[0] if e.rounds else 0, e.session_date, e.first_turn),
+        blocks, key=lambda e: (-e.score, e.rounds[0] if e.rounds else 0, e.session_date, e.first_turn)
     )
 
 

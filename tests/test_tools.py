@@ -119,6 +119,20 @@ def test_breadth_search_takes_more_short_places_and_says_so(locomo: refind.Memor
     assert wide.call("search", {"keywords": "painting", "breadth": "yes"}).startswith("Error")
 
 
+def test_breadth_asked_after_the_heuristic_rounds_keeps_all_they_found(locomo: refind.Memory) -> None:
+    # an LLM plan starts from the heuristic agent's rounds: a later breadth search drops near duplicates
+    # among its own hits only, so every turn the heuristic rounds found is still handed on
+    question = "What did Caroline say about the LGBTQ support group?"
+    tools = ToolDispatcher(locomo, USER, now="2023-07-10")
+    refind.HeuristicAgent().run_rounds(tools.session, question)
+    before = {t.id for e in tools.result().evidence for t in e.turns}
+    tools.call("search", {"keywords": "support group LGBTQ", "breadth": True})
+    tools.call("search", {"keywords": "support group Caroline", "breadth": True})
+    after = {t.id for e in tools.result().evidence for t in e.turns}
+    assert before and before <= after
+    assert tools.result().shape == "breadth"
+
+
 def test_search_with_dates_filters_inclusive_days(tools: ToolDispatcher) -> None:
     text = tools.call(
         "search", {"keywords": "Caroline Melanie", "date_from": "2023-06-09", "date_to": "2023-06-27"}

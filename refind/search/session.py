@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -107,6 +107,7 @@ class SearchSession:
         self.latest_boost = latest_boost
         self.standing = standing  # standing instructions offered beside the evidence (0: none)
         self.segment_turns = segment_turns  # long threads are packed in parts of this many turns (0: whole)
+        self.wide_from = 0  # the first round of the breadth shape (widen)
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -143,6 +144,7 @@ class SearchSession:
         self.set_shape("breadth", reason)
         self.top_k *= k
         self.window = min(self.window, window)
+        self.wide_from = self.rounds + 1  # near duplicates are dropped among the blocks found from here on
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -488,11 +490,11 @@ class SearchSession:
                         speaker=h.speaker,
                         time_text=h.time_text,
                         matched=True,
+                        score=float(len(ranked) - i),  # packed best first; the block ranks no session
                     )
                 ],
                 rounds=[0],
                 standing=True,
-                score=float(len(ranked) - i),
             )
             for i, h in enumerate(ranked)
         ]
@@ -530,8 +532,8 @@ class SearchSession:
             )
             for b in chosen
         ]
-        if self.shape == "breadth":
-            blocks = drop_near_duplicates(blocks)
+        if self.shape == "breadth":  # what earlier rounds found (an LLM plan's heuristic rounds) all stays
+            blocks = drop_near_duplicates(blocks, keep=lambda b: min(b.rounds, default=0) < self.wide_from)
         blocks.extend(self.standing_blocks())
         blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
         if max_tokens is not None:
@@ -635,15 +637,22 @@ def _stems(text: str) -> set[str]:
     return out
 
 
-def drop_near_duplicates(blocks: list[Evidence], threshold: float = 0.8) -> list[Evidence]:
+def drop_near_duplicates(
+    blocks: list[Evidence], threshold: float = 0.8, keep: Callable[[Evidence], bool] | None = None
+) -> list[Evidence]:
     """``blocks`` without those whose hit turns say what a more relevant kept block's hit turns already say
-    (word-set Jaccard similarity at least ``threshold``): a breadth question wants many different places."""
+    (word-set Jaccard similarity at least ``threshold``): a breadth question wants many different places.
+    Blocks for which ``keep`` is true are never dropped (others are still compared with them)."""
     kept: list[tuple[Evidence, frozenset[str]]] = []
     for block in sorted(blocks, key=lambda b: -b.score):
         words = frozenset(
             w for t in block.turns if t.matched for w in _WORDS.findall(t.content.lower()[:20_000])
         )
-        if words and any(len(words & w) / len(words | w) >= threshold for _, w in kept if w):
+        if (
+            (keep is None or not keep(block))
+            and words
+            and any(len(words & w) / len(words | w) >= threshold for _, w in kept if w)
+        ):
             continue
         kept.append((block, words))
     ids = {b.id for b, _ in kept}
