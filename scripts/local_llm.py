@@ -223,6 +223,15 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 1) - 1)
 
 
+START_ATTEMPTS = 3
+"""A server that dies of a signal while starting is started again, up to this many times in all: CI once saw
+llama-server end with SIGSEGV right after its thread pool came up, which no run here reproduced."""
+
+
+def _log_tail(log: Path, lines: int = 12) -> str:
+    return " | ".join(log.read_text(errors="replace").strip().splitlines()[-lines:]) or "no output"
+
+
 def start(port: int, threads: int, ctx: int, jobs: int, wait: float) -> str:
     state = _read_state()
     if state is not None:
@@ -249,20 +258,32 @@ def start(port: int, threads: int, ctx: int, jobs: int, wait: float) -> str:
         "-np", "1",
         "--no-webui",
     ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
-    _state_file().write_text(json.dumps({"pid": proc.pid, "port": port, "threads": threads, "ctx": ctx}))
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise LocalLLMError(f"llama-server exited with {proc.returncode}: {tail[0]} (log: {log})")
-        if _healthy(port):
-            return base_url(port)
-        time.sleep(0.5)
-    proc.terminate()
-    raise LocalLLMError(f"llama-server not healthy after {wait:.0f} s (log: {log})")
+    for attempt in range(1, START_ATTEMPTS + 1):
+        with log.open("wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)  # fmt: skip
+        _state_file().write_text(json.dumps({"pid": proc.pid, "port": port, "threads": threads, "ctx": ctx}))
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _healthy(port):
+                return base_url(port)
+            time.sleep(0.5)
+        if proc.returncode is None:
+            proc.terminate()
+            raise LocalLLMError(f"llama-server not healthy after {wait:.0f} s (log: {log})")
+        _state_file().unlink(missing_ok=True)
+        kept = log.with_name(f"server-exit-{attempt}.log")
+        log.replace(kept)
+        if proc.returncode >= 0 or attempt == START_ATTEMPTS:  # an error of its own is not tried again
+            tries = f" ({attempt} starts)" if attempt > 1 else ""
+            raise LocalLLMError(
+                f"llama-server exited with {proc.returncode}{tries}: {_log_tail(kept)} (log: {kept})"
+            )
+        _log(
+            f"llama-server died of signal {-proc.returncode} while starting; starting it again (log: {kept})"
+        )
+        time.sleep(1.0)
+    raise AssertionError("unreachable")
 
 
 def stop() -> bool:

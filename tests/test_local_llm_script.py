@@ -71,3 +71,42 @@ def test_the_real_model_tests_skip_without_build_tools_unless_required(
     monkeypatch.setenv("REFIND_REQUIRE_LOCAL_LLM", "1")
     with pytest.raises(pytest.fail.Exception, match="requires it"):
         local_llm_helpers.require_tools()
+
+
+def _fake_install(tmp_path: Path, body: str) -> None:
+    """A cache whose llama-server is the shell script ``body`` (the model file is never read by it)."""
+    binary = tmp_path / "cache" / "llama-server-11434.0.0" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/bash\n" + body)
+    binary.chmod(0o755)
+    model = tmp_path / "cache" / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"")
+
+
+def test_a_server_that_dies_of_a_signal_while_starting_is_started_again(tmp_path: Path) -> None:
+    _fake_install(tmp_path, 'echo "init: thread pool up ($*)"\nkill -SEGV $$\n')
+    proc = run(tmp_path, "start", "--port", "8099", "--wait", "30")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert sum("died of signal 11 while starting; starting it again" in line for line in lines) == 2
+    assert "llama-server exited with -11 (3 starts): init: thread pool up" in lines[-1]
+    assert "--port 8099" in lines[-1] and "Traceback" not in proc.stderr
+    run_dir = tmp_path / "cache" / "run"
+    assert sorted(p.name for p in run_dir.glob("server-exit-*.log")) == [
+        "server-exit-1.log",
+        "server-exit-2.log",
+        "server-exit-3.log",
+    ]
+    assert not (run_dir / "server.json").exists()
+    assert run(tmp_path, "status").stdout.splitlines()[-1] == "server: not running"
+
+
+def test_a_server_that_exits_with_its_own_error_is_not_started_again(tmp_path: Path) -> None:
+    _fake_install(tmp_path, 'echo "error: unknown argument" >&2\nexit 1\n')
+    proc = run(tmp_path, "start", "--port", "8099", "--wait", "30")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"local-llm: llama-server exited with 1: error: unknown argument "
+        f"(log: {tmp_path / 'cache' / 'run' / 'server-exit-1.log'})"
+    ]
