@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import refind
-from refind.agent.shape import asks_beginning, question_shape, whose_words
+from refind.agent.shape import asks_beginning, question_shape, strip_answer_form, whose_words
 
 
 @pytest.mark.parametrize(
@@ -186,3 +186,47 @@ def test_a_question_about_how_it_began_reads_the_earliest_sessions_opening() -> 
             agent=refind.HeuristicAgent(shapes=False),
         )
         assert not any(t.note and t.note.startswith("beginning") for t in off.trace)
+
+
+@pytest.mark.parametrize(
+    ("question", "keywords"),
+    [
+        (
+            "Can you list the order in which I brought up different aspects of optimizing my resume analyzer "
+            "throughout our conversations, in order (mention 10 items in order)?",
+            ["optimizing", "resume", "analyzer"],
+        ),
+        (
+            "Can you give me a comprehensive summary of how my stock trading bot project has progressed?",
+            ["stock", "trading", "bot", "project"],
+        ),
+        ("Can you reconstruct the timeline of my garden? Mention ONLY and ONLY ten items.", ["garden"]),
+        # the form words are kept where nothing else would remain, and in a question that is not breadth
+        ("Can you list the items?", ["list", "items"]),
+        ("Which items did I order from the bakery?", ["items", "order", "bakery"]),
+    ],
+)
+def test_a_breadth_question_searches_its_topic_not_its_form(question: str, keywords: list[str]) -> None:
+    assert refind.HeuristicAgent().plan_keywords(question)[0] == keywords
+
+
+def test_the_answer_form_phrase_is_cut() -> None:
+    assert strip_answer_form("the steps (mention 5 items in order)?").split() == ["the", "steps", "(", ")?"]
+    assert strip_answer_form("Mention ONLY and ONLY ten items.").strip() == "."
+    assert strip_answer_form("I mentioned 10 items") == "I mentioned 10 items"
+
+
+def test_a_breadth_question_about_the_persons_own_words_searches_only_their_messages() -> None:
+    with _thread_memory() as mem:
+        result = mem.search(
+            "In what order did I bring up the parts of my budget tracker?", "me", now="2024-04-01"
+        )
+        searches = [t for t in result.trace if t.action == "search"]
+        assert searches and all(t.note and t.note.endswith("(user messages)") for t in searches)
+        hits = [t for e in result.evidence for t in e.turns if t.matched and not e.standing]
+        assert hits and {t.role for t in hits} == {"user"}
+        # a lookup keeps one round of the person's messages and searches both sides otherwise
+        lookup = mem.search("Which step did I ask about for my budget tracker?", "me", now="2024-04-01")
+        notes = [t.note or "" for t in lookup.trace if t.action == "search"]
+        assert any(n.endswith("(user messages)") for n in notes)
+        assert not all(n.endswith("(user messages)") for n in notes)

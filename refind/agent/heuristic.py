@@ -18,10 +18,18 @@ Rounds, each over what earlier rounds have not returned (the read-set), stopping
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refind.agent.keywords import extract_keywords, quoted_phrases
-from refind.agent.shape import Shape, asks_beginning, question_shape, whose_words
+from refind.agent.shape import (
+    FORM_WORDS,
+    Shape,
+    asks_beginning,
+    breadth_cue,
+    question_shape,
+    strip_answer_form,
+    whose_words,
+)
 from refind.search.session import BREADTH_K, SearchSession
 from refind.timeparse import parse_time_range, strip_time_expressions
 
@@ -47,6 +55,7 @@ class HeuristicAgent:
         shapes: bool = True,
         breadth_k: int = BREADTH_K,
         breadth_window: int = 0,
+        form_words: bool = True,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -58,13 +67,21 @@ class HeuristicAgent:
         self.shapes = shapes
         self.breadth_k = breadth_k
         self.breadth_window = breadth_window
+        self.form_words = form_words
 
     def plan_keywords(
         self, question: str, options: Sequence[str] | None = None
     ) -> tuple[list[str], list[list[str]]]:
-        """Keywords of the question (time phrases removed) and of each option."""
+        """Keywords of the question (time phrases removed) and of each option. A breadth question (with
+        shapes on) drops the words that give its answer a form (:data:`~refind.agent.shape.FORM_WORDS`,
+        "mention 10 items") when words remain."""
         base = strip_time_expressions(question)
         words = extract_keywords(" ".join([base, *quoted_phrases(question)]))
+        if self.shapes and self.form_words and breadth_cue(question) is not None:
+            topic = extract_keywords(
+                " ".join([strip_answer_form(base), *quoted_phrases(question)]), extra_stopwords=FORM_WORDS
+            )
+            words = topic or words
         option_words = [extract_keywords(o) for o in options or []]
         return words, [w for w in option_words if w]
 
@@ -110,6 +127,15 @@ class HeuristicAgent:
         # about; the keywords once more among that side's messages only, as the budget's last round (the long
         # answers of the other side otherwise crowd out the short messages that hold it)
         who = whose_words(question) if self.shapes else None
+        if who == "user" and breadth_cue(question) is not None:
+            # "the order in which I brought up…", "how many … did I mention": many places, all in the
+            # person's own messages: every keyword round searches those (the long answers repeat the same
+            # words and would take most of the places). Not for the assistant's side: its answers often lack
+            # the topic's words, which the person's message before them has (breadth hits have no windows)
+            return [
+                replace(r, label=f"{r.label} ({who} messages)", roles=(who,)) if r.keywords else r
+                for r in rounds
+            ]
         if broad and who is not None:
             own = _Round(f"broad ({who} messages)", broad, roles=(who,))
             rounds.insert(min(len(rounds), self.max_rounds - 1), own)

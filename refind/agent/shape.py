@@ -19,7 +19,17 @@ from dataclasses import dataclass
 
 from refind.models import Shape
 
-__all__ = ["GENERIC_WORDS", "Shape", "ShapeReading", "asks_beginning", "question_shape", "whose_words"]
+__all__ = [
+    "FORM_WORDS",
+    "GENERIC_WORDS",
+    "Shape",
+    "ShapeReading",
+    "asks_beginning",
+    "breadth_cue",
+    "question_shape",
+    "strip_answer_form",
+    "whose_words",
+]
 
 # Cues of a question whose answer is spread over many places. Each is a phrase on word boundaries; the
 # first that matches is reported as the reason.
@@ -110,6 +120,91 @@ GENERIC_WORDS = frozenset(
 else, the question is a ``period`` question."""
 
 
+FORM_WORDS = frozenset(
+    [
+        "list",
+        "listed",
+        "listing",
+        "order",
+        "ordered",
+        "sequence",
+        "chronological",
+        "chronologically",
+        "timeline",
+        "item",
+        "items",
+        "aspect",
+        "aspects",
+        "different",
+        "various",
+        "throughout",
+        "across",
+        "summary",
+        "summaries",
+        "summarize",
+        "summarise",
+        "summarized",
+        "summarizing",
+        "comprehensive",
+        "detailed",
+        "thorough",
+        "overview",
+        "recap",
+        "brought",
+        "bring",
+        "bringing",
+        "mention",
+        "mentioned",
+        "mentions",
+        "conversations",
+        "discussions",
+        "discussion",
+        "sessions",
+        "progression",
+        "progressed",
+        "evolve",
+        "evolved",
+        "evolution",
+        "reconstruct",
+        "walk",
+        "covering",
+        "covered",
+        "capture",
+        "captures",
+        "captured",
+        "including",
+        "entire",
+        "scope",
+        "give",
+        "provide",
+    ]
+)
+"""The words of a breadth question that give its answer a form rather than naming its topic ("list the
+order in which I brought up different aspects of X throughout our conversations", "a comprehensive summary
+of how X progressed"). Searched for, they match whatever message says "list", "order" or "items", and as
+the rarest terms they crowd the topic out of the rarer-terms round; a breadth question drops them from its
+keywords (when words remain)."""
+
+# "(mention 10 items in order)", "Mention ONLY and ONLY ten items.": how long the answer is to be
+_ANSWER_FORM = re.compile(
+    r"\b(?:mention|list|name|give|include)\s+(?:only\s+(?:and\s+only\s+)?)?"
+    r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty)\s+"
+    r"(?:items?|points?|things?|events?|steps?|aspects?|topics?)(?:\s+in\s+order)?\b",
+    re.IGNORECASE,
+)
+
+
+def breadth_cue(question: str) -> str | None:
+    """The breadth cue of ``question`` (lowercase), or None: see :func:`question_shape`."""
+    m = _BREADTH.search(question)
+    return m.group(1).lower() if m is not None else None
+
+
+def strip_answer_form(question: str) -> str:
+    """``question`` without the phrase that sets the answer's length ("mention 10 items in order")."""
+    return _ANSWER_FORM.sub(" ", question)
+
+
 @dataclass(frozen=True, slots=True)
 class ShapeReading:
     """What :func:`question_shape` read: the shape and why (the cue that matched, or the reason)."""
@@ -127,9 +222,9 @@ def question_shape(
     topical = [w for w in keywords if w.lower() not in GENERIC_WORDS]
     if has_time_cue and not topical:
         return ShapeReading("period", "a time cue and no topic words")
-    m = _BREADTH.search(question)
-    if m is not None:
-        return ShapeReading("breadth", f"cue {m.group(1).lower()!r}")
+    cue = breadth_cue(question)
+    if cue is not None:
+        return ShapeReading("breadth", f"cue {cue!r}")
     return ShapeReading("lookup", "one fact")
 
 
