@@ -48,6 +48,7 @@ __all__ = [
     "format_date",
     "hit_order",
     "order_evidence",
+    "pack_over_floor",
     "pack",
     "pack_for",
     "render",
@@ -409,6 +410,75 @@ def pack_for(
     return pack(
         blocks, max_tokens, context_tokens=context_tokens, hit_tokens=hit_tokens, segment_turns=segment_turns
     )
+
+
+def pack_over_floor(
+    floor: Sequence[Evidence],
+    blocks: Sequence[Evidence],
+    max_tokens: int,
+    shape: str,
+    *,
+    context_tokens: int | None = CONTEXT_TOKENS,
+    hit_tokens: int | None = HIT_TOKENS,
+    segment_turns: int = SEGMENT_TURNS,
+) -> list[Evidence]:
+    """``blocks`` packed for ``max_tokens`` so that everything :func:`pack_for` shows of ``floor`` (a plan's
+    evidence that the rest only adds to: the heuristic rounds an LLM plan starts from) is shown: ``floor``
+    is packed first, alone; what the budget has left goes to the hits of ``blocks`` it did not show, packed
+    the same way, and merged into it. A plan that adds rounds can then only add to what a reader gets
+    within a budget, never push out what the plan without them would have shown."""
+
+    def packed(these: Sequence[Evidence], budget: int) -> list[Evidence]:
+        return pack_for(
+            these,
+            budget,
+            shape,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+            segment_turns=segment_turns,
+        )
+
+    first = packed(floor, max_tokens)
+    used = count_tokens(_render_ordered(order_evidence(first), context_tokens, hit_tokens)) if first else 0
+    shown = {t.id for b in first for t in b.turns}
+    rest = []
+    for b in blocks:
+        turns = [t for t in b.turns if t.id not in shown]
+        if any(t.matched for t in turns):
+            rest.append(b.model_copy(update={"turns": turns}))
+    room = max_tokens - used - 2  # the blank line between groups
+    if not rest or room < _MIN_PASSAGE:
+        return order_evidence(first)
+    more = packed(rest, room)
+    combined = _merge_spans([*first, *more])
+    if count_tokens(_render_ordered(combined, context_tokens, hit_tokens)) > max_tokens:
+        return order_evidence(first)  # a header or gap line the two parts did not count
+    return combined
+
+
+def _merge_spans(blocks: Sequence[Evidence]) -> list[Evidence]:
+    """``blocks`` in session and time order, those of one session (and kind) whose turn spans overlap or
+    touch joined into one block (their turns are distinct)."""
+    out: list[Evidence] = []
+    for b in order_evidence(blocks):
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and (prev.session_id, prev.standing) == (b.session_id, b.standing)
+            and b.first_turn <= prev.last_turn + 1
+        ):
+            turns = sorted([*prev.turns, *b.turns], key=lambda t: t.turn)
+            out[-1] = prev.model_copy(
+                update={
+                    "id": f"{prev.session_id}#{turns[0].turn}-{turns[-1].turn}",
+                    "turns": turns,
+                    "score": max(prev.score, b.score),
+                    "rounds": sorted(set(prev.rounds) | set(b.rounds)),
+                }
+            )
+        else:
+            out.append(b)
+    return order_evidence(out)
 
 
 def segments(blocks: Sequence[Evidence], segment_turns: int = SEGMENT_TURNS) -> list[tuple[str, int]]:

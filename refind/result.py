@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, render, render_block
+from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, pack_over_floor, render, render_block
 from refind.models import Evidence, RoundTrace, Shape
 from refind.tokens import count_tokens
 
@@ -38,6 +38,11 @@ class SearchResult(BaseModel):
     """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
     shorter; ``period`` browses the period's sessions (refind.agent.shape)."""
 
+    floor: list[Evidence] | None = Field(default=None, exclude=True, repr=False)
+    """The evidence of the plan this result's plan started from and only added to (an LLM plan's heuristic
+    rounds), when there is one: packing shows first what it would show of that evidence alone, so the
+    added rounds never push it out of a budget. Not serialized; ``packed`` results have none."""
+
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""
         return by_relevance(self.evidence)
@@ -50,15 +55,26 @@ class SearchResult(BaseModel):
         """This result with its evidence packed for ``max_tokens`` (what ``to_text(max_tokens)`` shows)."""
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
-        blocks = pack_for(
-            self.evidence,
-            max_tokens,
-            self.shape,
-            context_tokens=self.context_tokens,
-            hit_tokens=self.hit_tokens,
-            segment_turns=self.segment_turns,
-        )
-        return self.model_copy(update={"evidence": blocks})
+        if self.floor is not None:
+            blocks = pack_over_floor(
+                self.floor,
+                self.evidence,
+                max_tokens,
+                self.shape,
+                context_tokens=self.context_tokens,
+                hit_tokens=self.hit_tokens,
+                segment_turns=self.segment_turns,
+            )
+        else:
+            blocks = pack_for(
+                self.evidence,
+                max_tokens,
+                self.shape,
+                context_tokens=self.context_tokens,
+                hit_tokens=self.hit_tokens,
+                segment_turns=self.segment_turns,
+            )
+        return self.model_copy(update={"evidence": blocks, "floor": None})
 
     def to_text(self, max_tokens: int | None = None) -> str:
         """The evidence rendered for a prompt, packed for ``max_tokens`` when given (see

@@ -298,3 +298,29 @@ def test_a_long_thread_is_packed_in_parts_as_sessions_are() -> None:
     assert hits == [1, 21, 41, 61, 81] and context[:6] == [0, 2, 20, 22, 40, 42]
     hits, context = shown(pack(blocks, 450, segment_turns=0))
     assert hits == [1, 21, 41, 61, 81, 101, 121] and len(context) < 6
+
+
+def test_packing_over_a_floor_shows_what_the_floor_alone_shows_then_adds() -> None:
+    """A plan that only adds rounds (an LLM plan after the heuristic rounds) cannot push the floor's
+    evidence out of a budget, even where its own hits rank first; what the budget has left goes to them."""
+    from refind.evidence import pack_for, pack_over_floor
+
+    floor = [_block("a", [_scored(0, "alpha " + _noise(60, 1), 0.01), _turn(1, _noise(40, 2))], 1.0)]
+    added = [_block(f"b{i}", [_scored(5, f"beta{i} " + _noise(60, 3 + i), 0.5)], 2.0 + i) for i in range(6)]
+    blocks = [*floor, *added]
+    tight = count_tokens(render(pack_for(floor, 10_000, "lookup"))) + 4
+    assert "s:0" not in {t.id for b in pack_for(blocks, tight, "lookup") for t in b.turns}  # displaced
+    over = pack_over_floor(floor, blocks, tight, "lookup")
+    assert {t.id for b in over for t in b.turns} >= {"s:0", "s:1"}
+    roomy = pack_over_floor(floor, blocks, 2_000, "lookup")
+    assert {(b.session_id, t.id) for b in roomy for t in b.turns} == {
+        ("a", "s:0"),
+        ("a", "s:1"),
+        *((f"b{i}", "s:5") for i in range(6)),
+    }
+    for budget in (40, 80, 120, 200, 400, 800):
+        shown = pack_over_floor(floor, blocks, budget, "lookup")
+        assert count_tokens(render(shown)) <= budget
+        assert {t.id for b in pack_for(floor, budget, "lookup") for t in b.turns} <= {
+            t.id for b in shown if b.session_id == "a" for t in b.turns
+        }

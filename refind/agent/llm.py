@@ -270,6 +270,7 @@ class LLMAgent:
         so the result holds at least what the heuristic agent returns."""
         seed = self._seed_agent()
         seed.run_rounds(session, question, options=options)
+        session.keep_floor()  # within a budget the model's rounds add to the heuristic evidence, never displace it
         heuristic_rounds = session.rounds
         if self._unavailable is not None:
             return self._stand(session, self._unavailable)

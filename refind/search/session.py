@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from refind.evidence import SEGMENT_TURNS, order_evidence, pack_for, rendered_tokens
+from refind.evidence import SEGMENT_TURNS, order_evidence, rendered_tokens
 from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
 from refind.search.round import Fusion, build_blocks, search_round
@@ -108,6 +108,7 @@ class SearchSession:
         self.standing = standing  # standing instructions offered beside the evidence (0: none)
         self.segment_turns = segment_turns  # long threads are packed in parts of this many turns (0: whole)
         self.wide_from = 0  # the first round of the breadth shape (widen)
+        self.floor: list[Evidence] | None = None  # the blocks a plan only adds to (keep_floor)
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -510,17 +511,20 @@ class SearchSession:
             dates[b.session_id] = min(dates.get(b.session_id, b.session_date), b.session_date)
         return _recency_factors(dates, self.latest_boost)
 
-    def result(self, max_tokens: int | None = None) -> SearchResult:
-        """The evidence in session and time order (noted blocks if any were noted, else all, after
-        :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.evidence.pack`: what
-        ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
-        noted = [b for b in self.blocks if b.noted]
-        if not noted and self.complete_missing:
+    def keep_floor(self) -> None:
+        """Take the evidence found so far as the floor of what follows: the rounds still to come (an LLM
+        plan's, after the heuristic rounds it starts from) may add to what a budget shows of it, never push
+        it out (:attr:`SearchResult.floor`, :func:`refind.evidence.pack_over_floor`). The floor is what a
+        result would hold now: the top sessions without a block get theirs first (:meth:`complete`)."""
+        if self.complete_missing:
             self.complete()
-        # final relevance: the session's fused score across rounds, then the block's own best hit
-        chosen = noted or self.blocks
-        recency = self._recency(chosen)
-        blocks = [
+        self.floor = list(self.blocks)
+
+    def _final(self, blocks: Sequence[Evidence]) -> list[Evidence]:
+        """``blocks`` with their final relevance: the session's fused score across rounds (times the
+        latest-first factor), then the block's own best hit; a breadth question's near duplicates dropped."""
+        recency = self._recency(blocks)
+        scored = [
             b.model_copy(
                 update={
                     "score": round(
@@ -530,22 +534,26 @@ class SearchSession:
                     )
                 }
             )
-            for b in chosen
+            for b in blocks
         ]
         if self.shape == "breadth":  # what earlier rounds found (an LLM plan's heuristic rounds) all stays
-            blocks = drop_near_duplicates(blocks, keep=lambda b: min(b.rounds, default=0) < self.wide_from)
-        blocks.extend(self.standing_blocks())
-        blocks = with_info(self.store, self.user_id, blocks)  # before packing: headers show them
-        if max_tokens is not None:
-            blocks = pack_for(
-                blocks,
-                max_tokens,
-                self.shape,
-                context_tokens=self.context_tokens,
-                hit_tokens=self.hit_tokens,
-                segment_turns=self.segment_turns,
-            )
-        return SearchResult(
+            scored = drop_near_duplicates(scored, keep=lambda b: min(b.rounds, default=0) < self.wide_from)
+        return scored
+
+    def result(self, max_tokens: int | None = None) -> SearchResult:
+        """The evidence in session and time order (noted blocks if any were noted, else all, after
+        :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.evidence.pack`: what
+        ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
+        noted = [b for b in self.blocks if b.noted]
+        if not noted and self.complete_missing:
+            self.complete()
+        chosen = noted or self.blocks
+        standing = self.standing_blocks()
+        blocks = with_info(self.store, self.user_id, [*self._final(chosen), *standing])  # headers show them
+        floor = None
+        if self.floor is not None and not noted:
+            floor = with_info(self.store, self.user_id, [*self._final(self.floor), *standing])
+        result = SearchResult(
             question=self.question,
             user_id=self.user_id,
             now=self.now,
@@ -556,7 +564,9 @@ class SearchSession:
             hit_tokens=self.hit_tokens,
             segment_turns=self.segment_turns,
             shape=self.shape,
+            floor=floor,
         )
+        return result.packed(max_tokens) if max_tokens is not None else result
 
 
 _WORDS = re.compile(r"\w+")
