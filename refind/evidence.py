@@ -418,27 +418,29 @@ def pack_over_floor(
     max_tokens: int,
     shape: str,
     *,
+    floor_shape: str | None = None,
     context_tokens: int | None = CONTEXT_TOKENS,
     hit_tokens: int | None = HIT_TOKENS,
     segment_turns: int = SEGMENT_TURNS,
 ) -> list[Evidence]:
-    """``blocks`` packed for ``max_tokens`` so that everything :func:`pack_for` shows of ``floor`` (a plan's
+    """``blocks`` packed for ``max_tokens`` so that everything :func:`pack_for` shows of ``floor`` (packed as
+    a ``floor_shape`` question, by default ``shape``: the shape it was found under) is shown (a plan's
     evidence that the rest only adds to: the heuristic rounds an LLM plan starts from) is shown: ``floor``
     is packed first, alone; what the budget has left goes to the hits of ``blocks`` it did not show, packed
     the same way, and merged into it. A plan that adds rounds can then only add to what a reader gets
     within a budget, never push out what the plan without them would have shown."""
 
-    def packed(these: Sequence[Evidence], budget: int) -> list[Evidence]:
+    def packed(these: Sequence[Evidence], budget: int, as_shape: str) -> list[Evidence]:
         return pack_for(
             these,
             budget,
-            shape,
+            as_shape,
             context_tokens=context_tokens,
             hit_tokens=hit_tokens,
             segment_turns=segment_turns,
         )
 
-    first = packed(floor, max_tokens)
+    first = packed(floor, max_tokens, floor_shape or shape)
     used = count_tokens(_render_ordered(order_evidence(first), context_tokens, hit_tokens)) if first else 0
     shown = {t.id for b in first for t in b.turns}
     rest = []
@@ -449,7 +451,7 @@ def pack_over_floor(
     room = max_tokens - used - 2  # the blank line between groups
     if not rest or room < _MIN_PASSAGE:
         return order_evidence(first)
-    more = packed(rest, room)
+    more = packed(rest, room, shape)
     combined = _merge_spans([*first, *more])
     if count_tokens(_render_ordered(combined, context_tokens, hit_tokens)) > max_tokens:
         return order_evidence(first)  # a header or gap line the two parts did not count

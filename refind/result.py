@@ -42,6 +42,8 @@ class SearchResult(BaseModel):
     """The evidence of the plan this result's plan started from and only added to (an LLM plan's heuristic
     rounds), when there is one: packing shows first what it would show of that evidence alone, so the
     added rounds never push it out of a budget. Not serialized; ``packed`` results have none."""
+    floor_shape: Shape | None = Field(default=None, exclude=True, repr=False)
+    """The shape ``floor`` was found under and is packed by (the plan's later rounds may change ``shape``)."""
 
     def by_relevance(self) -> list[Evidence]:
         """Blocks, most relevant first (ties: earlier round, then time)."""
@@ -61,6 +63,7 @@ class SearchResult(BaseModel):
                 self.evidence,
                 max_tokens,
                 self.shape,
+                floor_shape=self.floor_shape,
                 context_tokens=self.context_tokens,
                 hit_tokens=self.hit_tokens,
                 segment_turns=self.segment_turns,
@@ -74,7 +77,7 @@ class SearchResult(BaseModel):
                 hit_tokens=self.hit_tokens,
                 segment_turns=self.segment_turns,
             )
-        return self.model_copy(update={"evidence": blocks, "floor": None})
+        return self.model_copy(update={"evidence": blocks, "floor": None, "floor_shape": None})
 
     def to_text(self, max_tokens: int | None = None) -> str:
         """The evidence rendered for a prompt, packed for ``max_tokens`` when given (see

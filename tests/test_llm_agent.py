@@ -665,21 +665,27 @@ def test_heuristic_first_keeps_its_evidence_when_the_model_fails(
     assert actions(result)[-1] == "finish"
 
 
+@pytest.mark.parametrize("breadth", [False, True], ids=["lookup", "model-asks-breadth"])
 def test_heuristic_first_adds_to_what_a_budget_shows_never_displaces_it(
-    locomo: refind.Memory, fake: FakeOpenAI
+    locomo: refind.Memory, fake: FakeOpenAI, breadth: bool
 ) -> None:
     """On the real model the added rounds' strong hits took budget from the heuristic evidence (LoCoMo, 30
     questions: packed @2k 0.758 heuristic, 0.742 with the model); what a budget shows of the heuristic
-    evidence is now shown first, whatever the model adds."""
+    evidence is now shown first, whatever the model adds, also when the model switches the question to the
+    breadth shape (the floor is packed as the shape it was found under)."""
     heuristic = locomo.search(QUESTION, USER, now=NOW, agent=HeuristicAgent())
+    first: dict[str, Any] = {"keywords": "Caroline Melanie painting LGBTQ support group school"}
+    if breadth:
+        first["breadth"] = True
     script = (
-        tool_reply(("search", {"keywords": "Caroline Melanie painting LGBTQ support group school"})),
+        tool_reply(("search", first)),
         tool_reply(("search", {"keywords": "Caroline Melanie kids camping beach"})),
         tool_reply(("finish", {})),
     )
     fake.enqueue(*script)
     result = locomo.search(QUESTION, USER, now=NOW, agent=seeded(fake))
     assert sum(1 for t in steps(result) if t.action == "search" and t.note == "llm") == 2
+    assert result.shape == ("breadth" if breadth else heuristic.shape)
     added = {t.id for e in result.evidence for t in e.turns} - {
         t.id for e in heuristic.evidence for t in e.turns
     }

@@ -109,6 +109,7 @@ class SearchSession:
         self.segment_turns = segment_turns  # long threads are packed in parts of this many turns (0: whole)
         self.wide_from = 0  # the first round of the breadth shape (widen)
         self.floor: list[Evidence] | None = None  # the blocks a plan only adds to (keep_floor)
+        self.floor_shape: Shape = "lookup"  # the shape they were found and are packed under
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
@@ -519,8 +520,9 @@ class SearchSession:
         if self.complete_missing:
             self.complete()
         self.floor = list(self.blocks)
+        self.floor_shape = self.shape  # a later round may switch the shape (the search tool's breadth)
 
-    def _final(self, blocks: Sequence[Evidence]) -> list[Evidence]:
+    def _final(self, blocks: Sequence[Evidence], shape: Shape | None = None) -> list[Evidence]:
         """``blocks`` with their final relevance: the session's fused score across rounds (times the
         latest-first factor), then the block's own best hit; a breadth question's near duplicates dropped."""
         recency = self._recency(blocks)
@@ -536,7 +538,9 @@ class SearchSession:
             )
             for b in blocks
         ]
-        if self.shape == "breadth":  # what earlier rounds found (an LLM plan's heuristic rounds) all stays
+        if (
+            shape or self.shape
+        ) == "breadth":  # what earlier rounds found (an LLM plan's heuristic rounds) stays
             scored = drop_near_duplicates(scored, keep=lambda b: min(b.rounds, default=0) < self.wide_from)
         return scored
 
@@ -552,7 +556,9 @@ class SearchSession:
         blocks = with_info(self.store, self.user_id, [*self._final(chosen), *standing])  # headers show them
         floor = None
         if self.floor is not None and not noted:
-            floor = with_info(self.store, self.user_id, [*self._final(self.floor), *standing])
+            floor = with_info(
+                self.store, self.user_id, [*self._final(self.floor, self.floor_shape), *standing]
+            )
         result = SearchResult(
             question=self.question,
             user_id=self.user_id,
@@ -565,6 +571,7 @@ class SearchSession:
             segment_turns=self.segment_turns,
             shape=self.shape,
             floor=floor,
+            floor_shape=self.floor_shape if floor is not None else None,
         )
         return result.packed(max_tokens) if max_tokens is not None else result
 
