@@ -48,7 +48,6 @@ __all__ = [
     "format_date",
     "hit_order",
     "order_evidence",
-    "pack_over_floor",
     "pack",
     "pack_for",
     "render",
@@ -394,10 +393,24 @@ def pack_for(
     context_tokens: int | None = CONTEXT_TOKENS,
     hit_tokens: int | None = HIT_TOKENS,
     segment_turns: int = SEGMENT_TURNS,
+    floor: Sequence[Evidence] | None = None,
+    floor_shape: str | None = None,
 ) -> list[Evidence]:
     """:func:`pack` as a question of ``shape`` wants it: a ``breadth`` question's hits of every session
     before any context (no tiers), each first cut to ``BREADTH_PASSAGE_TOKENS``; else the default tiers
-    (of sessions, and of parts of long threads: ``segment_turns``)."""
+    (of sessions, and of parts of long threads: ``segment_turns``). With a ``floor``, everything the floor
+    alone would show (packed as ``floor_shape``, by default ``shape``) is shown first (:func:`_over_floor`)."""
+    if floor is not None:
+        return _over_floor(
+            floor,
+            blocks,
+            max_tokens,
+            shape,
+            floor_shape or shape,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+            segment_turns=segment_turns,
+        )
     if shape == "breadth":
         return pack(
             blocks,
@@ -412,23 +425,22 @@ def pack_for(
     )
 
 
-def pack_over_floor(
+def _over_floor(
     floor: Sequence[Evidence],
     blocks: Sequence[Evidence],
     max_tokens: int,
     shape: str,
+    floor_shape: str,
     *,
-    floor_shape: str | None = None,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
-    segment_turns: int = SEGMENT_TURNS,
+    context_tokens: int | None,
+    hit_tokens: int | None,
+    segment_turns: int,
 ) -> list[Evidence]:
-    """``blocks`` packed for ``max_tokens`` so that everything :func:`pack_for` shows of ``floor`` (packed as
-    a ``floor_shape`` question, by default ``shape``: the shape it was found under) is shown (a plan's
-    evidence that the rest only adds to: the heuristic rounds an LLM plan starts from) is shown: ``floor``
-    is packed first, alone; what the budget has left goes to the hits of ``blocks`` it did not show, packed
-    the same way, and merged into it. A plan that adds rounds can then only add to what a reader gets
-    within a budget, never push out what the plan without them would have shown."""
+    """``blocks`` packed for ``max_tokens`` so that everything ``floor`` alone would show is shown (a plan's
+    evidence that the rest only adds to: the heuristic rounds an LLM plan starts from). ``floor`` is packed
+    first, as the ``floor_shape`` question it was found for; what the budget has left goes to the hits of
+    ``blocks`` it did not show, packed as ``shape``, and merged into it. A plan that adds rounds can then
+    only add to what a reader gets within a budget, never push out what the plan without them showed."""
 
     def packed(these: Sequence[Evidence], budget: int, as_shape: str) -> list[Evidence]:
         return pack_for(
@@ -440,7 +452,7 @@ def pack_over_floor(
             segment_turns=segment_turns,
         )
 
-    first = packed(floor, max_tokens, floor_shape or shape)
+    first = packed(floor, max_tokens, floor_shape)
     used = count_tokens(_render_ordered(order_evidence(first), context_tokens, hit_tokens)) if first else 0
     shown = {t.id for b in first for t in b.turns}
     rest = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, pack_over_floor, render, render_block
+from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, render, render_block
 from refind.models import Evidence, RoundTrace, Shape
 from refind.tokens import count_tokens
 
@@ -57,26 +57,16 @@ class SearchResult(BaseModel):
         """This result with its evidence packed for ``max_tokens`` (what ``to_text(max_tokens)`` shows)."""
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise InvalidInput("max_tokens: expected a positive integer", field="max_tokens")
-        if self.floor is not None:
-            blocks = pack_over_floor(
-                self.floor,
-                self.evidence,
-                max_tokens,
-                self.shape,
-                floor_shape=self.floor_shape,
-                context_tokens=self.context_tokens,
-                hit_tokens=self.hit_tokens,
-                segment_turns=self.segment_turns,
-            )
-        else:
-            blocks = pack_for(
-                self.evidence,
-                max_tokens,
-                self.shape,
-                context_tokens=self.context_tokens,
-                hit_tokens=self.hit_tokens,
-                segment_turns=self.segment_turns,
-            )
+        blocks = pack_for(
+            self.evidence,
+            max_tokens,
+            self.shape,
+            context_tokens=self.context_tokens,
+            hit_tokens=self.hit_tokens,
+            segment_turns=self.segment_turns,
+            floor=self.floor,
+            floor_shape=self.floor_shape,
+        )
         return self.model_copy(update={"evidence": blocks, "floor": None, "floor_shape": None})
 
     def to_text(self, max_tokens: int | None = None) -> str:

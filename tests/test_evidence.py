@@ -303,7 +303,12 @@ def test_a_long_thread_is_packed_in_parts_as_sessions_are() -> None:
 def test_packing_over_a_floor_shows_what_the_floor_alone_shows_then_adds() -> None:
     """A plan that only adds rounds (an LLM plan after the heuristic rounds) cannot push the floor's
     evidence out of a budget, even where its own hits rank first; what the budget has left goes to them."""
-    from refind.evidence import pack_for, pack_over_floor
+    from refind.evidence import pack_for
+
+    def pack_over_floor(
+        floor: list[Evidence], blocks: list[Evidence], budget: int, shape: str
+    ) -> list[Evidence]:
+        return pack_for(blocks, budget, shape, floor=floor)
 
     floor = [_block("a", [_scored(0, "alpha " + _noise(60, 1), 0.01), _turn(1, _noise(40, 2))], 1.0)]
     added = [_block(f"b{i}", [_scored(5, f"beta{i} " + _noise(60, 3 + i), 0.5)], 2.0 + i) for i in range(6)]

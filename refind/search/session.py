@@ -515,7 +515,7 @@ class SearchSession:
     def keep_floor(self) -> None:
         """Take the evidence found so far as the floor of what follows: the rounds still to come (an LLM
         plan's, after the heuristic rounds it starts from) may add to what a budget shows of it, never push
-        it out (:attr:`SearchResult.floor`, :func:`refind.evidence.pack_over_floor`). The floor is what a
+        it out (:attr:`SearchResult.floor`, :func:`refind.evidence.pack_for` with a ``floor``). The floor is what a
         result would hold now: the top sessions without a block get theirs first (:meth:`complete`)."""
         if self.complete_missing:
             self.complete()
@@ -538,9 +538,9 @@ class SearchSession:
             )
             for b in blocks
         ]
-        if (
-            shape or self.shape
-        ) == "breadth":  # what earlier rounds found (an LLM plan's heuristic rounds) stays
+        # a breadth question's near duplicates go, but not what came before the shape was set (an LLM plan's
+        # heuristic rounds)
+        if (shape or self.shape) == "breadth":
             scored = drop_near_duplicates(scored, keep=lambda b: min(b.rounds, default=0) < self.wide_from)
         return scored
 
