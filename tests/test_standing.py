@@ -108,3 +108,44 @@ def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> N
     assert is_request("I'm planning to add analytics; what would you suggest?")
     assert not is_request("When did Caroline go to the support group?")
     assert not is_request("What did the vet give Pixel?")
+
+
+def test_an_instruction_given_after_a_search_is_offered_by_the_next(tmp_path) -> None:
+    """A store that says which version of the index it searches finds a person's standing instructions once
+    per version; a new message is a new version, so the next search offers the new instruction, and a
+    reader in another process sees it after the writer's commit."""
+    from refind.search.session import standing_candidates
+
+    mem = refind.Memory(tmp_path / "index")
+    ask = "Please suggest a tool that ships logs to the collector."
+    for s in range(8):  # enough sessions on the question's topic that a new unrelated one ranks below them
+        mem.add(
+            "me",
+            f"s-logs-{s}",
+            [
+                {
+                    "role": "user",
+                    "content": f"Logs ship to the collector {s} {i}.",
+                    "timestamp": f"2024-04-0{1 + s}T10:0{i}:00Z",
+                }
+                for i in range(3)
+            ],
+        )
+    first = mem.search(ask, "me", now="2024-05-01")
+    assert not [e for e in first.evidence if e.standing]
+    before = mem.store.generation()
+    assert standing_candidates(mem.store, "me") == []
+    rule = "Always answer in British English."
+    mem.add("me", "s-rules", [{"role": "user", "content": rule, "timestamp": "2024-04-20T10:00:00Z"}])
+    assert mem.store.generation() != before
+    reader = refind.Memory(tmp_path / "index", read_only=True)
+    for m in (mem, reader):
+        again = m.search(ask, "me", now="2024-05-01")
+        assert [t.content for e in again.evidence if e.standing for t in e.turns] == [rule]
+        assert [h.content for h in standing_candidates(m.store, "me")] == [rule]
+    assert standing_candidates(mem.store, "me") is standing_candidates(mem.store, "me")  # kept per version
+    mem.delete_session("me", "s-rules")
+    assert standing_candidates(mem.store, "me") == []
+    assert not [e for e in mem.search(ask, "me", now="2024-05-01").evidence if e.standing]
+    reader.close()
+    mem.close()

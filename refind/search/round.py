@@ -11,14 +11,25 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from refind.models import Evidence, Hit, Turn, trusted
-from refind.store.base import Filters, Reader
+from refind.store.base import Filters, Reader, RoundFound, RoundRunner, RoundSpec
 
-__all__ = ["Fusion", "SessionSource", "build_blocks", "fuse", "search_round", "session_ranking"]
+__all__ = [
+    "Fusion",
+    "SessionSource",
+    "blocks_of",
+    "build_blocks",
+    "fuse",
+    "round_by_calls",
+    "round_spec",
+    "run_round",
+    "search_round",
+    "session_ranking",
+]
 
 
 SessionSource = Literal["hits", "documents"]
@@ -124,30 +135,113 @@ def search_round(
     (applied in Lucene) and as ``read``, a predicate; when ``read`` is given the round first queries
     without the exclusions (so the session ranking reflects the query, not what happens to be unread),
     drops read hits, and re-queries with the exclusions only when fewer than ``top_k`` unread hits remain.
+    ``read`` must say what the exclusions say (a hit is read when its id or session is excluded).
     """
+    found = run_round(store, user_id, round_spec(keywords, top_k, window, filters, fusion, overfetch, read))
+    blocks = blocks_of(found, round_no, window_tokens, context_tokens)
+    return blocks, found.hits, found.orders
+
+
+def round_spec(
+    keywords: str,
+    top_k: int = 5,
+    window: int = 2,
+    filters: Filters | None = None,
+    fusion: Fusion | None = None,
+    overfetch: int = 50,
+    read: Callable[[Hit], bool] | bool | None = None,
+    *,
+    titles: bool = False,
+) -> RoundSpec:
+    """The :class:`RoundSpec` of :func:`search_round`'s arguments."""
     fusion = fusion or Fusion()
-    fetch = max(overfetch, top_k)
-    if read is not None and filters is not None:
-        open_filters = Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles)
-        ranked_hits = store.query(user_id, keywords, fetch, open_filters, content=False)
-        unread = [h for h in ranked_hits if not read(h)]
-        if len(unread) < top_k and len(unread) < len(ranked_hits):
-            unread = store.query(user_id, keywords, fetch, filters, content=False)
-    else:
-        ranked_hits = unread = store.query(user_id, keywords, fetch, filters, content=False)
-    if not ranked_hits and not unread:
-        return [], [], []
-    filtered = filters is not None and (
+    restrict = filters is not None and bool(
         filters.time_from is not None or filters.time_to is not None or filters.session_ids or filters.roles
     )
-    r2_order, orders = session_ranking(store, user_id, keywords, ranked_hits, fusion, restrict=bool(filtered))
-    selected = fuse(unread, fusion, r2_order)[:top_k]
-    matched = {h.id for h, _ in selected}  # the hits this round chose; other turns are context
-    terms = list(dict.fromkeys(store.analyze(keywords)))
-    blocks = build_blocks(
-        store, user_id, selected, window, matched, round_no, window_tokens, context_tokens, terms=terms
+    return RoundSpec(
+        text=keywords,
+        fetch=max(overfetch, top_k),
+        top_k=top_k,
+        window=window,
+        filters=None
+        if filters is None
+        else Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles),
+        exclude_ids=tuple(filters.exclude_ids or ()) if filters is not None else (),
+        exclude_sessions=tuple(filters.exclude_sessions or ()) if filters is not None else (),
+        read=bool(read) and filters is not None,
+        sessions=fusion.sessions,
+        restrict=restrict,
+        k0=fusion.k0,
+        w_hit=fusion.w_hit,
+        w_session=fusion.w_session,
+        titles=titles,
     )
-    return blocks, unread, orders
+
+
+def run_round(store: Reader, user_id: str, spec: RoundSpec) -> RoundFound:
+    """What a round finds: in one call on an engine that runs rounds (:class:`RoundRunner`), else through
+    its separate calls (:func:`round_by_calls`). Both give the same."""
+    if isinstance(store, RoundRunner):
+        return store.round(user_id, spec)
+    return round_by_calls(store, user_id, spec)
+
+
+def round_by_calls(store: Reader, user_id: str, spec: RoundSpec) -> RoundFound:
+    """A round through the engine's separate calls: query (twice when the read-set leaves too few unread
+    hits), session documents, windows, analysis and titles."""
+    fusion = Fusion(spec.k0, spec.w_hit, spec.w_session, spec.sessions)  # type: ignore[arg-type]
+    full = Filters(
+        *(
+            (spec.filters.time_from, spec.filters.time_to, spec.filters.session_ids, spec.filters.roles)
+            if spec.filters is not None
+            else (None, None, None, None)
+        ),
+        exclude_ids=list(spec.exclude_ids) or None,
+        exclude_sessions=list(spec.exclude_sessions) or None,
+    )
+    if spec.read:
+        read_ids, read_sessions = set(spec.exclude_ids), set(spec.exclude_sessions)
+        ranked_hits = store.query(user_id, spec.text, spec.fetch, spec.filters, content=False)
+        unread = [h for h in ranked_hits if h.id not in read_ids and h.session_id not in read_sessions]
+        if len(unread) < spec.top_k and len(unread) < len(ranked_hits):
+            unread = store.query(user_id, spec.text, spec.fetch, full, content=False)
+    else:
+        ranked_hits = unread = store.query(user_id, spec.text, spec.fetch, full, content=False)
+    if not ranked_hits and not unread:
+        return RoundFound(list(unread), [], {}, [], [], [], [])
+    r2_order, orders = session_ranking(store, user_id, spec.text, ranked_hits, fusion, restrict=spec.restrict)
+    selected = fuse(unread, fusion, r2_order)[: spec.top_k]
+    spans = _spans(selected, spec.window)
+    windows = store.windows(user_id, [(sid, lo, hi) for sid, lo, hi, _ in spans])
+    titled: list[str] = []
+    if spec.titles and unread:
+        with_hits = list(dict.fromkeys(h.session_id for h in unread))
+        titled = [sid for sid, _ in store.query_titles(user_id, spec.text, len(with_hits), with_hits)]
+    return RoundFound(
+        hits=list(unread),
+        orders=orders,
+        selected={h.id: score for h, score in selected},
+        spans=spans,
+        windows=windows,
+        terms=list(dict.fromkeys(store.analyze(spec.text))),
+        titled=titled,
+    )
+
+
+def blocks_of(
+    found: RoundFound, round_no: int, window_tokens: int | None = None, context_tokens: int | None = None
+) -> list[Evidence]:
+    """The evidence blocks of a round's spans, best first (:func:`build_blocks`, its windows read)."""
+    return _blocks(
+        found.spans,
+        found.windows,
+        found.selected,
+        found.selected.keys(),
+        round_no,
+        window_tokens,
+        context_tokens,
+        found.terms,
+    )
 
 
 def build_blocks(
@@ -173,6 +267,21 @@ def build_blocks(
     spans = _spans(selected, window)
     hit_score = {h.id: score for h, score in selected if h.id in matched}
     windows = store.windows(user_id, [(sid, lo, hi) for sid, lo, hi, _ in spans])
+    return _blocks(spans, windows, hit_score, matched, round_no, window_tokens, context_tokens, terms)
+
+
+def _blocks(
+    spans: Sequence[tuple[str, int, int, float]],
+    windows: Sequence[Sequence[Hit]],
+    hit_score: dict[str, float],
+    matched: Collection[str],
+    round_no: int,
+    window_tokens: int | None,
+    context_tokens: int | None,
+    terms: Sequence[str],
+) -> list[Evidence]:
+    """Blocks of the spans' turns, best first; turns whose id is in ``matched`` are flagged, with their
+    ``hit_score``."""
     blocks = []
     for (sid, _lo, _hi, score), turns in zip(spans, windows, strict=True):
         for run in _trim_context(turns, matched, window_tokens, context_tokens):
@@ -217,7 +326,7 @@ def build_blocks(
 
 
 def _trim_context(
-    turns: Sequence[Hit], matched: set[str], window_tokens: int | None, context_tokens: int | None
+    turns: Sequence[Hit], matched: Collection[str], window_tokens: int | None, context_tokens: int | None
 ) -> list[list[Hit]]:
     """Runs of consecutive turns to keep: every matched turn, and context within ``window_tokens``."""
     if not turns:

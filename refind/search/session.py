@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from refind.evidence import SEGMENT_TURNS, order_evidence, rendered_tokens
 from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
 from refind.result import SearchResult
-from refind.search.round import Fusion, build_blocks, search_round
+from refind.search.round import Fusion, blocks_of, build_blocks, round_spec, run_round
 from refind.standing import CUE_TERMS, is_request, is_standing, standing_sentence
 from refind.store.base import Filters, Reader
 
@@ -192,35 +195,29 @@ class SearchSession:
         the round's hits to messages of those roles (their windows still show both sides)."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
-        found, hits, orders = search_round(
-            self.store,
-            self.user_id,
+        spec = round_spec(
             keywords,
-            top_k=top_k or self.top_k,
-            window=self.window,
-            filters=self._filters(date_from, date_to, roles),
+            top_k or self.top_k,
+            self.window,
+            self._filters(date_from, date_to, roles),
             # a round that does not count in the session ranking (weight 0) fuses its hits with its own
             # sessions' hit sums (ReFind's rule) instead of asking the engine to rank session documents
-            fusion=self.fusion if weight > 0 else replace(self.fusion, sessions="hits"),
-            overfetch=self.overfetch,
-            round_no=round_no,
-            read=self._is_read if self.readset != "off" else None,
-            window_tokens=self.window_tokens,
-            context_tokens=self.context_tokens,
+            self.fusion if weight > 0 else replace(self.fusion, sessions="hits"),
+            self.overfetch,
+            read=self.readset != "off",
+            titles=weight > 0,  # title words count for the session: its title's rank, among those hit
         )
+        got = run_round(self.store, self.user_id, spec)
+        found = blocks_of(got, round_no, self.window_tokens, self.context_tokens)
+        hits = got.hits
         for h in hits:
             self.best_hit.setdefault(h.session_id, h)
         for block in found:
             self.terms.extend(t for t in block.terms if t not in self.terms)
-        for order in orders:
+        for order in got.orders:
             self._credit(order, weight)
-        if weight > 0 and hits:  # title words count for the session: its title's rank, among those hit
-            with_hits = list(dict.fromkeys(h.session_id for h in hits))
-            titled = [
-                sid for sid, _ in self.store.query_titles(self.user_id, keywords, len(with_hits), with_hits)
-            ]
-            if titled:
-                self._credit(titled, weight)
+        if got.titled:
+            self._credit(got.titled, weight)
         new = self._absorb(found)
         self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
         return new
@@ -444,10 +441,7 @@ class SearchSession:
         if k <= 0 or not self.blocks:
             return []
         request = is_request(self.question)
-        pool = self.store.query(
-            self.user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True
-        )
-        found = [h for h in pool if h.id not in self.read_ids and is_standing(h.role, h.content)]
+        found = [h for h in standing_candidates(self.store, self.user_id) if h.id not in self.read_ids]
         if not found:
             return []
         asked = _stems(self.question)
@@ -634,6 +628,38 @@ _STEM_STOP = frozenset(
         "stick",
     ]
 )
+
+
+_STANDING_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, list[Hit]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_STANDING_USERS = 1024  # people whose candidates a store keeps
+_STANDING_LOCK = threading.Lock()
+
+
+def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
+    """The person's messages that state a standing instruction or preference, among the first
+    ``_STANDING_POOL`` of their own messages ranked by the rule's cue words: the same for every question, so
+    an engine that says which version of the index it searches (``generation()``, the Lucene engine) has
+    them found once per version and person, not once per search."""
+    generation = getattr(store, "generation", None)
+    version = generation() if generation is not None else None
+    if version is not None:
+        with _STANDING_LOCK:
+            per = _STANDING_SEEN.get(store)
+            kept = per.get(user_id) if per is not None else None
+        if kept is not None and kept[0] == version:
+            return kept[1]
+    pool = store.query(user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True)
+    found = [h for h in pool if is_standing(h.role, h.content)]
+    if version is not None:
+        with _STANDING_LOCK:
+            per = _STANDING_SEEN.setdefault(store, OrderedDict())
+            per[user_id] = (version, found)
+            per.move_to_end(user_id)
+            while len(per) > _STANDING_USERS:
+                per.popitem(last=False)
+    return found
 
 
 def _stems(text: str) -> set[str]:

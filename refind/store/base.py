@@ -218,6 +218,55 @@ class Filters:
     exclude_sessions: Sequence[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RoundSpec:
+    """One search round (:func:`refind.search.round.search_round`) for an engine that runs a round in one
+    call (:class:`RoundRunner`). ``filters`` hold no exclusions: the read-set is ``exclude_ids`` /
+    ``exclude_sessions``; with ``read`` the round queries without it first (the session ranking reflects the
+    query, not what happens to be unread), drops read hits and queries again with it only when fewer than
+    ``top_k`` unread hits remain. ``sessions``, ``k0``, ``w_hit``, ``w_session``: the fusion; ``restrict``:
+    rank session documents among the sessions with hits only; ``titles``: also rank those sessions' titles."""
+
+    text: str
+    fetch: int
+    top_k: int
+    window: int
+    filters: Filters | None
+    exclude_ids: Sequence[str] = ()
+    exclude_sessions: Sequence[str] = ()
+    read: bool = False
+    sessions: str = "hits"
+    restrict: bool = False
+    k0: float = 60.0
+    w_hit: float = 1.0
+    w_session: float = 1.0
+    titles: bool = False
+
+
+@dataclass(slots=True)
+class RoundFound:
+    """What a round found, before its evidence blocks are built: the unread hits (BM25 order, doc-value
+    fields only), the round's session orders, the chosen hits' fused scores (by id, best first), the merged
+    spans around them (session, first turn, last turn, best fused score) with their turns (content, turn
+    order), the analyzed terms, and the sessions with hits ranked by title (when asked)."""
+
+    hits: list[Hit]
+    orders: list[list[str]]
+    selected: dict[str, float]
+    spans: list[tuple[str, int, int, float]]
+    windows: list[list[Hit]]
+    terms: list[str]
+    titled: list[str]
+
+
+@runtime_checkable
+class RoundRunner(Protocol):
+    """An engine that runs a whole round in one call (the Lucene engine: one crossing of the bridge). The
+    result must equal :func:`refind.search.round.round_by_calls` on the same engine; others get that."""
+
+    def round(self, user_id: str, spec: RoundSpec) -> RoundFound: ...
+
+
 @runtime_checkable
 class Reader(Protocol):
     """The reads of the search rounds, the agents' session and the facade."""

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
@@ -270,6 +271,36 @@ public final class Engine implements Closeable {
 
   // ------------------------------------------------------------------------------------------ queries
 
+  /**
+   * Whether every document of {@code searcher} with a {@code user_id} is {@code user}'s (one person's
+   * history, a personal index's common case). Then a query over message text needs no owner filter: only
+   * message documents carry {@code contents}, and every message a {@code user_id}, in every index format.
+   * Without the filter a query of words alone is a top-level disjunction, which Lucene scores with
+   * block-max skipping; a conjunction with a posting list as long as the index measured 2.5x slower.
+   */
+  private static boolean ownsAll(IndexSearcher searcher, String user) throws IOException {
+    return ownsAll(searcher, user, "user_id");
+  }
+
+  /**
+   * The same for {@code field}: "user_id" (messages, for a query over "contents") or "s_user" (session and
+   * title documents, for a query over "s_contents" or "i_title", which only they carry).
+   */
+  private static boolean ownsAll(IndexSearcher searcher, String user, String field) throws IOException {
+    BytesRef term = new BytesRef(user);
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      Terms users = leaf.reader().terms(field);
+      if (users == null) {
+        continue; // no messages in this segment
+      }
+      TermsEnum te = users.iterator();
+      if (!te.seekExact(term) || te.docFreq() != users.getDocCount()) { // both count deleted documents
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static TermInSetQuery termSet(String field, Iterable<String> values) {
     List<BytesRef> refs = new ArrayList<>();
     for (String v : values) {
@@ -308,13 +339,29 @@ public final class Engine implements Closeable {
    * exclude_sessions; all optional) around {@code main} (a MUST clause, or none).
    */
   private Query filtered(String user, String filters, Query main) throws IOException {
+    return filtered(user, filters, main, null);
+  }
+
+  /**
+   * As above; with {@code textSearcher}, {@code main} is a clause over {@code contents} searched there, and
+   * the user filter is left out when {@link #ownsAll} says it filters nothing.
+   */
+  private Query filtered(String user, String filters, Query main, IndexSearcher textSearcher)
+      throws IOException {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     if (main != null) {
       b.add(main, Occur.MUST);
     }
-    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
-    if (filters != null && !filters.isEmpty()) {
-      JsonNode f = MAPPER.readTree(filters);
+    if (textSearcher == null || main == null || !ownsAll(textSearcher, user)) {
+      b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    }
+    JsonNode f = filters == null || filters.isEmpty() ? null : MAPPER.readTree(filters);
+    return filtered(b, user, f);
+  }
+
+  /** {@code b} with the filters of {@code f} (null: none) added. */
+  private static Query filtered(BooleanQuery.Builder b, String user, JsonNode f) {
+    if (f != null && !f.isNull()) {
       JsonNode from = f.get("time_from");
       JsonNode to = f.get("time_to");
       if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
@@ -359,15 +406,254 @@ public final class Engine implements Closeable {
     if (bag == null || k <= 0) {
       return EMPTY_LIST.clone();
     }
-    Query query = filtered(user, filters, bag);
     IndexSearcher searcher = manager.acquire();
     try {
+      Query query = filtered(user, filters, bag, searcher);
       TopScoreDocCollector collector = TopScoreDocCollector.create(k, k); // top-k without exact totals
       searcher.search(query, collector);
       return hits(searcher, collector.topDocs().scoreDocs, true, content);
     } finally {
       manager.release(searcher);
     }
+  }
+
+  /**
+   * One search round in one call (refind.search.round, which runs the same steps through the other calls
+   * for engines without this one): the BM25 query over {@code user}'s messages, the read-set, the session
+   * ranking, the fusion, the windows around the chosen hits, the analyzed terms and, when asked, the
+   * titles' ranking. {@code spec} (JSON): text, fetch, top_k, window, filters (time_from, time_to,
+   * session_ids, roles), exclude_ids, exclude_sessions, read (drop read hits after an unfiltered query, and
+   * query again with the exclusions when fewer than top_k remain), sessions ("hits" or "documents"),
+   * restrict, k0, w_hit, w_session, titles. The result (JSON): hits (the unread hits, [id, session, turn,
+   * ts, role, score]), orders (the round's session orders), selected ([id, fused score] of the chosen
+   * hits), spans ([session, first turn, last turn, best fused score, [turns with content]]), terms and
+   * titled (the sessions with hits by their titles' BM25).
+   */
+  public byte[] round(String user, String spec) throws IOException {
+    JsonNode r = MAPPER.readTree(spec);
+    String text = r.get("text").asText();
+    int fetch = r.get("fetch").asInt();
+    int topK = r.get("top_k").asInt();
+    int window = r.get("window").asInt();
+    JsonNode open = r.get("filters");
+    List<String> exIds = strings(r.get("exclude_ids"));
+    List<String> exSessions = strings(r.get("exclude_sessions"));
+    boolean readSet = r.get("read").asBoolean();
+    double k0 = r.get("k0").asDouble();
+    double wHit = r.get("w_hit").asDouble();
+    double wSession = r.get("w_session").asDouble();
+    Query bag = bagQuery("contents", text);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    IndexSearcher searcher = manager.acquire();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      List<Hit> ranked = List.of();
+      List<Hit> unread = List.of();
+      if (bag != null && fetch > 0) {
+        ObjectNode full = open != null && open.isObject() ? ((ObjectNode) open).deepCopy() : MAPPER.createObjectNode();
+        if (!exIds.isEmpty()) {
+          full.set("exclude_ids", r.get("exclude_ids"));
+        }
+        if (!exSessions.isEmpty()) {
+          full.set("exclude_sessions", r.get("exclude_sessions"));
+        }
+        if (readSet) {
+          ranked = top(searcher, user, bag, fetch, open);
+          java.util.Set<String> ids = new java.util.HashSet<>(exIds);
+          java.util.Set<String> sessions = new java.util.HashSet<>(exSessions);
+          unread = new ArrayList<>();
+          for (Hit h : ranked) {
+            if (!ids.contains(h.id) && !sessions.contains(h.session)) {
+              unread.add(h);
+            }
+          }
+          if (unread.size() < topK && unread.size() < ranked.size()) {
+            unread = top(searcher, user, bag, fetch, full);
+          }
+        } else {
+          ranked = unread = top(searcher, user, bag, fetch, full);
+        }
+      }
+      g.writeArrayFieldStart("hits");
+      for (Hit h : unread) {
+        g.writeStartArray();
+        g.writeString(h.id);
+        g.writeString(h.session);
+        g.writeNumber(h.turn);
+        g.writeNumber(h.ts);
+        g.writeString(h.role);
+        g.writeNumber(h.score);
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+      if (ranked.isEmpty() && unread.isEmpty()) {
+        g.writeEndObject();
+        g.close();
+        return out.toByteArray();
+      }
+      // the session ranking (round.session_ranking)
+      List<String> withHits = sessionsOf(ranked);
+      List<String> r2 = null;
+      List<List<String>> orders = new ArrayList<>();
+      if (!r.get("sessions").asText().equals("documents") || withHits.isEmpty()) {
+        orders.add(sessionsOfFused(fuse(ranked, k0, wHit, wSession, null)));
+      } else {
+        List<Object[]> byDoc =
+            r.get("restrict").asBoolean()
+                ? rankSessions(searcher, user, bagQuery("s_contents", text), withHits.size(), withHits, "s_contents")
+                : rankSessions(searcher, user, bagQuery("s_contents", text), Math.max(withHits.size(), 50), null, "s_contents");
+        r2 = new ArrayList<>();
+        for (Object[] e : byDoc) {
+          r2.add((String) e[0]);
+        }
+        orders.add(withHits);
+        orders.add(r2);
+      }
+      g.writeArrayFieldStart("orders");
+      for (List<String> order : orders) {
+        g.writeStartArray();
+        for (String sid : order) {
+          g.writeString(sid);
+        }
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+      // the chosen hits and their windows (round.fuse, round._spans, the windows call)
+      List<Object[]> fused = fuse(unread, k0, wHit, wSession, r2);
+      List<Object[]> selected = fused.subList(0, Math.min(topK, fused.size()));
+      g.writeArrayFieldStart("selected");
+      for (Object[] e : selected) {
+        g.writeStartArray();
+        g.writeString(((Hit) e[0]).id);
+        g.writeNumber((double) e[1]);
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+      List<Object[]> spans = spans(selected, window);
+      List<List<Hit>> turns = windowHits(searcher, user, spans);
+      g.writeArrayFieldStart("spans");
+      for (int i = 0; i < spans.size(); i++) {
+        Object[] span = spans.get(i);
+        g.writeStartArray();
+        g.writeString((String) span[0]);
+        g.writeNumber((long) span[1]);
+        g.writeNumber((long) span[2]);
+        g.writeNumber((double) span[3]);
+        g.writeStartArray();
+        for (Hit h : turns.get(i)) {
+          h.write(g);
+        }
+        g.writeEndArray();
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+      g.writeArrayFieldStart("terms");
+      for (String t : new java.util.LinkedHashSet<>(terms(text))) {
+        g.writeString(t);
+      }
+      g.writeEndArray();
+      g.writeArrayFieldStart("titled");
+      if (r.get("titles").asBoolean() && !unread.isEmpty()) {
+        List<String> unreadSessions = sessionsOf(unread);
+        for (Object[] e :
+            rankSessions(searcher, user, bagQuery("i_title", text), unreadSessions.size(), unreadSessions, "i_title")) {
+          g.writeString((String) e[0]);
+        }
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toByteArray();
+  }
+
+  /** The top {@code k} of {@code user}'s messages by {@code bag} within filters {@code f}, doc values only. */
+  private List<Hit> top(IndexSearcher searcher, String user, Query bag, int k, JsonNode f) throws IOException {
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(bag, Occur.MUST);
+    if (!ownsAll(searcher, user)) {
+      b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    }
+    TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
+    searcher.search(filtered(b, user, f), collector);
+    return read(searcher, collector.topDocs().scoreDocs, false);
+  }
+
+  private static List<String> sessionsOf(List<Hit> hits) {
+    return new ArrayList<>(new java.util.LinkedHashSet<>(hits.stream().map(h -> h.session).toList()));
+  }
+
+  private static List<String> sessionsOfFused(List<Object[]> fused) {
+    java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+    for (Object[] e : fused) {
+      out.add(((Hit) e[0]).session);
+    }
+    return new ArrayList<>(out);
+  }
+
+  /**
+   * round.fuse: [hit, fused score] best first, ties in BM25 order. A hit's score is taken as the client
+   * reads it from JSON (the float's shortest decimal, as a double), so session sums equal the client's.
+   */
+  private static List<Object[]> fuse(
+      List<Hit> hits, double k0, double wHit, double wSession, List<String> sessionOrder) {
+    List<String> order = sessionOrder;
+    if (order == null) {
+      Map<String, Double> sums = new LinkedHashMap<>();
+      for (Hit h : hits) {
+        sums.merge(h.session, Double.parseDouble(Float.toString(h.score)), Double::sum);
+      }
+      order = new ArrayList<>(sums.keySet());
+      final Map<String, Double> s = sums;
+      order.sort(Comparator.comparingDouble(sid -> -s.get(sid)));
+    }
+    Map<String, Integer> rank = new HashMap<>();
+    for (String sid : order) {
+      rank.putIfAbsent(sid, rank.size() + 1);
+    }
+    int missing = rank.size() + 1;
+    List<Object[]> scored = new ArrayList<>(hits.size());
+    for (int i = 0; i < hits.size(); i++) {
+      Hit h = hits.get(i);
+      double f = wHit / (k0 + (i + 1)) + wSession / (k0 + rank.getOrDefault(h.session, missing));
+      scored.add(new Object[] {h, f});
+    }
+    scored.sort(Comparator.comparingDouble(e -> -(double) e[1])); // stable
+    return scored;
+  }
+
+  /** round._spans: merged [session, first turn, last turn, best score] around the chosen hits. */
+  private static List<Object[]> spans(List<Object[]> selected, int window) {
+    Map<String, List<double[]>> bySession = new LinkedHashMap<>();
+    for (Object[] e : selected) {
+      Hit h = (Hit) e[0];
+      bySession
+          .computeIfAbsent(h.session, k -> new ArrayList<>())
+          .add(new double[] {Math.max(h.turn - window, 0), (double) h.turn + window, (double) e[1]});
+    }
+    List<Object[]> out = new ArrayList<>();
+    for (Map.Entry<String, List<double[]>> e : bySession.entrySet()) {
+      List<double[]> ranges = e.getValue();
+      ranges.sort(
+          Comparator.<double[]>comparingDouble(x -> x[0]).thenComparingDouble(x -> x[1]).thenComparingDouble(x -> x[2]));
+      double lo = ranges.get(0)[0];
+      double hi = ranges.get(0)[1];
+      double best = ranges.get(0)[2];
+      for (double[] x : ranges.subList(1, ranges.size())) {
+        if (x[0] <= hi + 1) {
+          hi = Math.max(hi, x[1]);
+          best = Math.max(best, x[2]);
+        } else {
+          out.add(new Object[] {e.getKey(), (long) lo, (long) hi, best});
+          lo = x[0];
+          hi = x[1];
+          best = x[2];
+        }
+      }
+      out.add(new Object[] {e.getKey(), (long) lo, (long) hi, best});
+    }
+    return out;
   }
 
   /** Messages of {@code user} matching only {@code filters}, newest (or oldest) first, with content. */
@@ -388,37 +674,134 @@ public final class Engine implements Closeable {
 
   /** BM25 over whole sessions of {@code user} (restricted to {@code sessionIds}, a JSON list, when given). */
   public String searchSessions(String user, String text, int k, String sessionIds) throws IOException {
-    Query bag = bagQuery("s_contents", text);
-    if (bag == null || k <= 0) {
-      return "[]";
-    }
-    BooleanQuery.Builder b = new BooleanQuery.Builder();
-    b.add(bag, Occur.MUST);
-    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
-    if (sessionIds != null && !sessionIds.isEmpty()) {
-      b.add(termSet("s_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
-    }
+    List<String> only =
+        sessionIds != null && !sessionIds.isEmpty() ? strings(MAPPER.readTree(sessionIds)) : null;
     IndexSearcher searcher = manager.acquire();
     try {
-      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
-      searcher.search(b.build(), collector);
-      ScoreDoc[] docs = collector.topDocs().scoreDocs;
-      String[] sids = sortedValues(searcher, docs, "s_session_dv");
-      StringWriter out = new StringWriter();
-      try (JsonGenerator g = JSON.createGenerator(out)) {
-        g.writeStartArray();
-        for (int i = 0; i < docs.length; i++) {
-          g.writeStartArray();
-          g.writeString(sids[i]);
-          g.writeNumber(docs[i].score);
-          g.writeEndArray();
-        }
-        g.writeEndArray();
-      }
-      return out.toString();
+      return scoredJson(rankSessions(searcher, user, bagQuery("s_contents", text), k, only, "s_contents"));
     } finally {
       manager.release(searcher);
     }
+  }
+
+  /**
+   * Sessions of {@code user} by BM25 of {@code bag} over their whole text ({@code field} "s_contents") or
+   * their title ("i_title"), best first, restricted to {@code only} when not null: [session, score] pairs.
+   */
+  private static List<Object[]> rankSessions(
+      IndexSearcher searcher, String user, Query bag, int k, List<String> only, String field)
+      throws IOException {
+    List<Object[]> out = new ArrayList<>();
+    if (bag == null || k <= 0 || (only != null && only.isEmpty())) {
+      return out;
+    }
+    boolean titles = field.equals("i_title");
+    if (only != null) {
+      return rankAmong(searcher, user, bag, k, only, titles ? "i_session" : "s_session");
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(bag, Occur.MUST);
+    if (titles) {
+      b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
+    }
+    if (!ownsAll(searcher, user, "s_user")) {
+      b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
+    }
+    if (only != null) {
+      b.add(termSet(titles ? "i_session" : "s_session", only), Occur.FILTER);
+    }
+    TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
+    searcher.search(b.build(), collector);
+    ScoreDoc[] docs = collector.topDocs().scoreDocs;
+    String[] sids = sortedValues(searcher, docs, titles ? "i_session_dv" : "s_session_dv");
+    for (int i = 0; i < docs.length; i++) {
+      out.add(new Object[] {sids[i], docs[i].score});
+    }
+    return out;
+  }
+
+  /**
+   * {@link #rankSessions} among the sessions {@code only}: their documents found by their ids ({@code
+   * idField}, "s_session" or "i_session") and scored by {@code bag}'s scorer, as the collector of the
+   * unrestricted query scores them (the same scorer, ties by document). A query with the ids as a filter
+   * spent most of its time building that filter.
+   */
+  private static List<Object[]> rankAmong(
+      IndexSearcher searcher, String user, Query bag, int k, List<String> only, String idField)
+      throws IOException {
+    org.apache.lucene.search.Weight weight =
+        searcher.createWeight(searcher.rewrite(bag), org.apache.lucene.search.ScoreMode.TOP_SCORES, 1f);
+    BytesRef userTerm = new BytesRef(user);
+    List<Object[]> scored = new ArrayList<>(); // [session, score, global doc]
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      Terms ids = leaf.reader().terms(idField);
+      Terms users = leaf.reader().terms("s_user");
+      if (ids == null || users == null) {
+        continue;
+      }
+      TermsEnum ue = users.iterator();
+      if (!ue.seekExact(userTerm)) {
+        continue;
+      }
+      TermsEnum ie = ids.iterator();
+      List<Object[]> candidates = new ArrayList<>(); // [doc, session]
+      org.apache.lucene.index.PostingsEnum pe = null;
+      for (String sid : new java.util.LinkedHashSet<>(only)) {
+        if (ie.seekExact(new BytesRef(sid))) {
+          pe = ie.postings(pe, org.apache.lucene.index.PostingsEnum.NONE);
+          for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+            candidates.add(new Object[] {d, sid});
+          }
+        }
+      }
+      if (candidates.isEmpty()) {
+        continue;
+      }
+      org.apache.lucene.search.Scorer scorer = weight.scorer(leaf);
+      if (scorer == null) {
+        continue;
+      }
+      candidates.sort(Comparator.comparingInt(c -> (int) c[0]));
+      org.apache.lucene.search.TwoPhaseIterator twoPhase = scorer.twoPhaseIterator();
+      org.apache.lucene.search.DocIdSetIterator it =
+          twoPhase == null ? scorer.iterator() : twoPhase.approximation();
+      org.apache.lucene.index.PostingsEnum mine = ue.postings(null, org.apache.lucene.index.PostingsEnum.NONE);
+      org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
+      for (Object[] c : candidates) {
+        int d = (int) c[0];
+        if (live != null && !live.get(d)) {
+          continue;
+        }
+        if (mine.docID() > d || (mine.docID() < d && mine.advance(d) != d)) {
+          continue; // another user's session of the same id
+        }
+        if (it.docID() > d || (it.docID() < d && it.advance(d) != d)) {
+          continue; // none of the words
+        }
+        if (twoPhase != null && !twoPhase.matches()) {
+          continue;
+        }
+        scored.add(new Object[] {c[1], scorer.score(), leaf.docBase + d});
+      }
+    }
+    scored.sort(
+        Comparator.<Object[]>comparingDouble(e -> -(float) e[1]).thenComparingInt(e -> (int) e[2]));
+    return new ArrayList<>(scored.subList(0, Math.min(k, scored.size())));
+  }
+
+  private static String scoredJson(List<Object[]> scored) throws IOException {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartArray();
+      for (Object[] e : scored) {
+        g.writeStartArray();
+        g.writeString((String) e[0]);
+        g.writeNumber((float) e[1]);
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+    }
+    return out.toString();
   }
 
   /**
@@ -428,70 +811,14 @@ public final class Engine implements Closeable {
    */
   public byte[] windows(String user, String spans) throws IOException {
     JsonNode list = MAPPER.readTree(spans);
-    List<List<Hit>> grouped = new ArrayList<>();
-    for (int i = 0; i < list.size(); i++) {
-      grouped.add(new ArrayList<>());
-    }
-    // spans of one session in one clause; sessions in chunks, each query within Lucene's clause limit
-    Map<String, List<Integer>> bySession = new LinkedHashMap<>();
-    for (int i = 0; i < list.size(); i++) {
-      JsonNode span = list.get(i);
-      if (Math.min(span.get(2).asLong(), Integer.MAX_VALUE) >= Math.max(span.get(1).asLong(), 0)) {
-        bySession.computeIfAbsent(span.get(0).asText(), k -> new ArrayList<>()).add(i);
-      }
-    }
-    // chunks of sessions, each query within Lucene's clause limit (it counts nested clauses too)
-    List<List<String>> chunks = new ArrayList<>();
-    int budget = IndexSearcher.getMaxClauseCount() - 8;
-    int used = budget;
-    for (String sid : bySession.keySet()) {
-      int cost = 3 + Math.min(bySession.get(sid).size(), 64);
-      if (used + cost > budget) {
-        chunks.add(new ArrayList<>());
-        used = 0;
-      }
-      chunks.get(chunks.size() - 1).add(sid);
-      used += cost;
+    List<Object[]> wanted = new ArrayList<>();
+    for (JsonNode span : list) {
+      wanted.add(new Object[] {span.get(0).asText(), span.get(1).asLong(), span.get(2).asLong()});
     }
     IndexSearcher searcher = manager.acquire();
+    List<List<Hit>> grouped;
     try {
-      for (List<String> sessionsInChunk : chunks) {
-        BooleanQuery.Builder any = new BooleanQuery.Builder();
-        for (String sid : sessionsInChunk) {
-          BooleanQuery.Builder ranges = new BooleanQuery.Builder();
-          if (bySession.get(sid).size() > 64) { // very many spans in one session: all its turns, sorted below
-            ranges.add(new MatchAllDocsQuery(), Occur.SHOULD);
-          } else {
-            for (int i : bySession.get(sid)) {
-              JsonNode span = list.get(i);
-              int lo = (int) Math.max(span.get(1).asLong(), 0);
-              int hi = (int) Math.min(span.get(2).asLong(), Integer.MAX_VALUE);
-              ranges.add(intRange("turn", lo, hi), Occur.SHOULD);
-            }
-          }
-          BooleanQuery.Builder one = new BooleanQuery.Builder();
-          one.add(new TermQuery(new Term("session_id", sid)), Occur.FILTER);
-          one.add(ranges.build(), Occur.FILTER);
-          any.add(one.build(), Occur.SHOULD);
-        }
-        BooleanQuery.Builder b = new BooleanQuery.Builder();
-        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
-        b.add(new ConstantScoreQuery(any.build()), Occur.MUST);
-        List<Integer> docs = allDocs(searcher, b.build());
-        ScoreDoc[] sds = new ScoreDoc[docs.size()];
-        for (int i = 0; i < sds.length; i++) {
-          sds[i] = new ScoreDoc(docs.get(i), 0f);
-        }
-        for (Hit h : read(searcher, sds, true)) {
-          h.score = 0f; // a lookup: nothing is ranked
-          for (int i : bySession.getOrDefault(h.session, List.of())) {
-            JsonNode span = list.get(i);
-            if (span.get(1).asLong() <= h.turn && h.turn <= span.get(2).asLong()) {
-              grouped.get(i).add(h);
-            }
-          }
-        }
-      }
+      grouped = windowHits(searcher, user, wanted);
     } finally {
       manager.release(searcher);
     }
@@ -499,7 +826,6 @@ public final class Engine implements Closeable {
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartArray();
       for (List<Hit> group : grouped) {
-        group.sort(Comparator.comparingInt(h -> h.turn));
         g.writeStartArray();
         for (Hit h : group) {
           h.write(g);
@@ -509,6 +835,95 @@ public final class Engine implements Closeable {
       g.writeEndArray();
     }
     return out.toByteArray();
+  }
+
+  /**
+   * The turns of {@code spans} ([session, first turn, last turn] each) of {@code user}'s sessions with
+   * content, one list per span in turn order. Read without a query: in each segment the sessions' posting
+   * lists give their documents, the user's posting list (unless {@link #ownsAll}) and the turn doc values
+   * keep those of the user within a span; a query per chunk of sessions cost more to build than to run.
+   */
+  private List<List<Hit>> windowHits(IndexSearcher searcher, String user, List<Object[]> spans)
+      throws IOException {
+    List<List<Hit>> grouped = new ArrayList<>();
+    Map<String, List<Integer>> bySession = new LinkedHashMap<>();
+    for (int i = 0; i < spans.size(); i++) {
+      grouped.add(new ArrayList<>());
+      Object[] span = spans.get(i);
+      if (Math.min((long) span[2], Integer.MAX_VALUE) >= Math.max((long) span[1], 0)) {
+        bySession.computeIfAbsent((String) span[0], k -> new ArrayList<>()).add(i);
+      }
+    }
+    if (bySession.isEmpty()) {
+      return grouped;
+    }
+    boolean owner = ownsAll(searcher, user);
+    BytesRef userTerm = new BytesRef(user);
+    List<ScoreDoc> found = new ArrayList<>();
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      Terms sessionTerms = leaf.reader().terms("session_id");
+      Terms userTerms = leaf.reader().terms("user_id");
+      if (sessionTerms == null || userTerms == null) {
+        continue;
+      }
+      TermsEnum ue = userTerms.iterator();
+      if (!ue.seekExact(userTerm)) {
+        continue;
+      }
+      TermsEnum se = sessionTerms.iterator();
+      List<long[]> candidates = new ArrayList<>(); // [doc, index of the session in bySession's order]
+      int sessionIndex = 0;
+      List<List<Integer>> spansOf = new ArrayList<>(bySession.values());
+      org.apache.lucene.index.PostingsEnum pe = null;
+      for (String sid : bySession.keySet()) {
+        if (se.seekExact(new BytesRef(sid))) {
+          pe = se.postings(pe, org.apache.lucene.index.PostingsEnum.NONE);
+          for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+            candidates.add(new long[] {d, sessionIndex});
+          }
+        }
+        sessionIndex++;
+      }
+      candidates.sort(Comparator.comparingLong(c -> c[0]));
+      org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
+      org.apache.lucene.index.PostingsEnum mine =
+          owner ? null : ue.postings(null, org.apache.lucene.index.PostingsEnum.NONE);
+      NumericDocValues turns = DocValues.getNumeric(leaf.reader(), "turn");
+      for (long[] c : candidates) {
+        int d = (int) c[0];
+        if (live != null && !live.get(d)) {
+          continue;
+        }
+        if (mine != null && (mine.docID() > d || (mine.docID() < d && mine.advance(d) != d))) {
+          continue; // another user's session of the same id
+        }
+        if (!turns.advanceExact(d)) {
+          continue;
+        }
+        long turn = turns.longValue();
+        for (int i : spansOf.get((int) c[1])) {
+          Object[] span = spans.get(i);
+          if ((long) span[1] <= turn && turn <= (long) span[2]) {
+            found.add(new ScoreDoc(leaf.docBase + d, 0f));
+            break;
+          }
+        }
+      }
+    }
+    found.sort(Comparator.comparingInt(sd -> sd.doc)); // doc values and stored fields read forwards
+    for (Hit h : read(searcher, found.toArray(new ScoreDoc[0]), true)) {
+      h.score = 0f; // a lookup: nothing is ranked
+      for (int i : bySession.getOrDefault(h.session, List.of())) {
+        Object[] span = spans.get(i);
+        if ((long) span[1] <= h.turn && h.turn <= (long) span[2]) {
+          grouped.get(i).add(h);
+        }
+      }
+    }
+    for (List<Hit> group : grouped) {
+      group.sort(Comparator.comparingInt(h -> h.turn));
+    }
+    return grouped;
   }
 
   /**
@@ -529,13 +944,16 @@ public final class Engine implements Closeable {
         kept.add(e.getKey());
       }
       g.writeStartObject();
+      boolean owner = ownsAll(searcher, user);
       for (String term : order.keySet()) {
         if (!kept.contains(term)) {
           continue;
         }
         BooleanQuery.Builder b = new BooleanQuery.Builder();
-        b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
         b.add(new TermQuery(new Term("contents", term)), Occur.FILTER);
+        if (!owner) {
+          b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+        }
         g.writeNumberField(term, searcher.count(b.build()));
       }
       g.writeEndObject();
@@ -1316,35 +1734,11 @@ public final class Engine implements Closeable {
 
   /** BM25 over the titles of {@code user}'s sessions (restricted to {@code sessionIds} when given). */
   public String searchTitles(String user, String text, int k, String sessionIds) throws IOException {
-    Query bag = bagQuery("i_title", text);
-    if (bag == null || k <= 0) {
-      return "[]";
-    }
-    BooleanQuery.Builder b = new BooleanQuery.Builder();
-    b.add(bag, Occur.MUST);
-    b.add(new TermQuery(new Term("kind", "i")), Occur.FILTER);
-    b.add(new TermQuery(new Term("s_user", user)), Occur.FILTER);
-    if (sessionIds != null && !sessionIds.isEmpty()) {
-      b.add(termSet("i_session", strings(MAPPER.readTree(sessionIds))), Occur.FILTER);
-    }
+    List<String> only =
+        sessionIds != null && !sessionIds.isEmpty() ? strings(MAPPER.readTree(sessionIds)) : null;
     IndexSearcher searcher = manager.acquire();
     try {
-      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
-      searcher.search(b.build(), collector);
-      ScoreDoc[] docs = collector.topDocs().scoreDocs;
-      String[] sids = sortedValues(searcher, docs, "i_session_dv");
-      StringWriter out = new StringWriter();
-      try (JsonGenerator g = JSON.createGenerator(out)) {
-        g.writeStartArray();
-        for (int i = 0; i < docs.length; i++) {
-          g.writeStartArray();
-          g.writeString(sids[i]);
-          g.writeNumber(docs[i].score);
-          g.writeEndArray();
-        }
-        g.writeEndArray();
-      }
-      return out.toString();
+      return scoredJson(rankSessions(searcher, user, bagQuery("i_title", text), k, only, "i_title"));
     } finally {
       manager.release(searcher);
     }
@@ -1452,6 +1846,19 @@ public final class Engine implements Closeable {
   /** Refreshes a read-only engine to the latest commit (a writer's engine is always current). */
   public void refresh() throws IOException {
     manager.maybeRefresh();
+  }
+
+  /**
+   * The version of the index searches see now: it changes whenever a write becomes visible to them, so a
+   * result computed from the index at one version holds as long as the version does.
+   */
+  public long version() throws IOException {
+    IndexSearcher searcher = manager.acquire();
+    try {
+      return ((DirectoryReader) searcher.getIndexReader()).getVersion();
+    } finally {
+      manager.release(searcher);
+    }
   }
 
   /** Deletes every message, session document and request marker of {@code user}, durably. */
