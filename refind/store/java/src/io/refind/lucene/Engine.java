@@ -276,7 +276,7 @@ public final class Engine implements Closeable {
    * history, a personal index's common case). Then a query over message text needs no owner filter: only
    * message documents carry {@code contents}, and every message a {@code user_id}, in every index format.
    * Without the filter a query of words alone is a top-level disjunction, which Lucene scores with
-   * block-max skipping; a conjunction with a posting list as long as the index measured 2.5x slower.
+   * block-max skipping; a conjunction with a posting list as long as the index must step through it.
    */
   private static boolean ownsAll(IndexSearcher searcher, String user) throws IOException {
     return ownsAll(searcher, user, "user_id");
@@ -1418,13 +1418,26 @@ public final class Engine implements Closeable {
     }
   }
 
+  /** The {@code field} (sorted doc values) of each of {@code docs}, read forwards once per segment. */
   private static String[] sortedValues(IndexSearcher searcher, ScoreDoc[] docs, String field)
       throws IOException {
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     String[] out = new String[docs.length];
+    Integer[] order = new Integer[docs.length];
     for (int i = 0; i < docs.length; i++) {
-      LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docs[i].doc, leaves));
-      SortedDocValues dv = DocValues.getSorted(leaf.reader(), field); // fresh: docs are in score order
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.comparingInt(i -> docs[i].doc)); // doc values are read forwards
+    int leafIndex = -1;
+    LeafReaderContext leaf = null;
+    SortedDocValues dv = null;
+    for (int i : order) {
+      int li = ReaderUtil.subIndex(docs[i].doc, leaves);
+      if (li != leafIndex) {
+        leafIndex = li;
+        leaf = leaves.get(li);
+        dv = DocValues.getSorted(leaf.reader(), field);
+      }
       int d = docs[i].doc - leaf.docBase;
       out[i] = dv.advanceExact(d) ? dv.lookupOrd(dv.ordValue()).utf8ToString() : "";
     }
