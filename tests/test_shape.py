@@ -115,6 +115,12 @@ def test_shapes_can_be_turned_off() -> None:
         ("What was the name of the restaurant you recommended?", "assistant"),
         ("Which book did you suggest I read first?", "assistant"),
         ("When did Caroline go to the support group?", None),
+        # whether the person did something: their own messages say ("I've added…", "I've never…")
+        ("Have I integrated Flask-Login for session management in my project?", "user"),
+        ("Have I ever obtained an API key for this project?", "user"),
+        ("Did I set up continuous integration?", "user"),
+        ("Did Caroline go to the park?", None),
+        ("Have you recommended a library for charts?", "assistant"),
         ("What did I say you recommended?", None),  # both sides: no preference
     ],
 )

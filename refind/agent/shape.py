@@ -234,7 +234,10 @@ _OWN = re.compile(
     r"(?:brought\s+up|bring\s+up|mention(?:ed)?|ask(?:ed)?|said|say|told\s+you|tell\s+you|share[ds]?|"
     r"rais(?:e|ed)|request(?:ed)?|describ(?:e|ed)|want(?:ed)?|plann?(?:ed)?|decid(?:e|ed)|prefer(?:red)?|"
     r"note[ds]?|list(?:ed)?|report(?:ed)?|express(?:ed)?)\b"
-    r"|\bmy\s+(?:own\s+)?(?:requests?|questions?|quer(?:y|ies)|messages?|notes?)\b",
+    r"|\bmy\s+(?:own\s+)?(?:requests?|questions?|quer(?:y|ies)|messages?|notes?)\b"
+    # "Have I integrated Flask-Login…?", "Did I ever set up…?": whether the person did something, which
+    # their own messages say ("I've added…", "I've never…")
+    r"|^\s*(?:(?:have|had)\s+i\s+(?:ever\s+|already\s+|actually\s+|not\s+|never\s+)?\w+(?:ed|en|t)|did\s+i)\b",
     re.IGNORECASE,
 )
 # "what did you tell me": the assistant's own words
