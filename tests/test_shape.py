@@ -236,3 +236,40 @@ def test_a_breadth_question_about_the_persons_own_words_searches_only_their_mess
         notes = [t.note or "" for t in lookup.trace if t.action == "search"]
         assert any(n.endswith("(user messages)") for n in notes)
         assert not all(n.endswith("(user messages)") for n in notes)
+
+
+def test_a_summary_reads_the_openings_of_the_best_sessions() -> None:
+    """'A summary of how my garden project went': each conversation says what it is about in its opening
+    messages, which share few words with the question; the agent reads them after its rounds."""
+    from refind.agent.shape import asks_summary
+
+    assert asks_summary("Can you give me a detailed summary of my garden project?")
+    assert asks_summary("Walk me through the evolution of my garden layout")
+    assert not asks_summary("When did I plant the tomatoes?")
+    openings = {
+        "g1": "I'm starting a vegetable patch behind the shed this spring.",
+        "g2": "New plan: raised beds instead of the patch, cedar boards.",
+        "g3": "We are moving the compost heap next to the raised beds.",
+    }
+    with refind.Memory.in_memory() as mem:
+        for n, (sid, first) in enumerate(openings.items()):
+            msgs = [{"role": "user", "content": first, "timestamp": f"2024-0{n + 3}-01T09:00:00Z"}]
+            msgs += [
+                {
+                    "role": "assistant" if i % 2 else "user",
+                    "content": f"Garden project detail {i}: watering, soil and the garden project budget.",
+                    "timestamp": f"2024-0{n + 3}-01T09:{i + 1:02d}:00Z",
+                }
+                for i in range(12)
+            ]
+            mem.add("me", sid, msgs)
+        question = "Can you give me a summary of how my garden project went?"
+        result = mem.search(question, "me", now="2024-06-01")
+        assert result.shape == "breadth"
+        browse = [t for t in result.trace if t.action == "browse" and (t.note or "").startswith("summary")]
+        assert len(browse) == 1 and browse[0].new_evidence >= 1
+        shown = {t.content for e in result.evidence for t in e.turns}
+        assert set(openings.values()) <= shown
+        off = mem.search(question, "me", now="2024-06-01", agent=refind.HeuristicAgent(openings=False))
+        assert not any((t.note or "").startswith("summary") for t in off.trace)
+        assert not set(openings.values()) <= {t.content for e in off.evidence for t in e.turns}

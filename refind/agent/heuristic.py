@@ -25,6 +25,7 @@ from refind.agent.shape import (
     FORM_WORDS,
     Shape,
     asks_beginning,
+    asks_summary,
     breadth_cue,
     question_shape,
     strip_answer_form,
@@ -56,6 +57,7 @@ class HeuristicAgent:
         breadth_k: int = BREADTH_K,
         breadth_window: int = 0,
         form_words: bool = True,
+        openings: bool = True,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -68,6 +70,7 @@ class HeuristicAgent:
         self.breadth_k = breadth_k
         self.breadth_window = breadth_window
         self.form_words = form_words
+        self.openings = openings
 
     def plan_keywords(
         self, question: str, options: Sequence[str] | None = None
@@ -178,6 +181,8 @@ class HeuristicAgent:
                 break
         if self.shapes and asks_beginning(question):  # how it began: the earliest session's opening
             session.browse_beginning(note="beginning: the earliest session's opening")
+        if self.shapes and self.openings and session.shape == "breadth" and asks_summary(question):
+            session.browse_openings(note="summary: the openings of the best sessions")
         if self.feedback and self.max_rounds > 1:
             words, _ = self.plan_keywords(question, options)
             extra = feedback_terms(session, words, self.feedback_terms)

@@ -194,6 +194,18 @@ _ANSWER_FORM = re.compile(
 )
 
 
+_SUMMARY = re.compile(
+    r"\b(?:summari[sz]\w*|summary|overview|recap|(?:walk|run) me through|full scope|progression|evolution of)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_summary(question: str) -> bool:
+    """Whether ``question`` asks for a summary of how something went ("a detailed summary of…", "an overview
+    of…", "walk me through…"): each part of the history says what it was about in its opening messages."""
+    return _SUMMARY.search(question) is not None
+
+
 def breadth_cue(question: str) -> str | None:
     """The breadth cue of ``question`` (lowercase), or None: see :func:`question_shape`."""
     m = _BREADTH.search(question)

@@ -289,6 +289,25 @@ class SearchSession:
         scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
         return self._browsed(scored, [first], round_no, t0, None, None, note)
 
+    def browse_openings(
+        self, *, sessions: int = 6, opening: int = 4, note: str | None = None
+    ) -> list[Evidence]:
+        """The opening ``opening`` messages of each of the ``sessions`` best sessions in the evidence (by
+        the fused ranking): where a person states what a conversation is about, which a summary of how a
+        project went needs from each of its parts. One window query; nothing when there is no evidence."""
+        t0 = time.perf_counter()
+        with_evidence = {b.session_id for b in self.blocks if not b.standing}
+        top = sorted(with_evidence, key=lambda sid: (-self.session_score.get(sid, 0.0), sid))[:sessions]
+        if not top:
+            return []
+        round_no = self.rounds + 1
+        groups = self.store.windows(self.user_id, [(sid, 0, opening - 1) for sid in top])
+        hits = [h for group in groups for h in group if not self._is_read(h)]
+        if not hits:
+            return []
+        scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
+        return self._browsed(scored, top, round_no, t0, None, None, note)
+
     def browse_sessions(
         self,
         date_from: int | None,
