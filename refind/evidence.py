@@ -69,7 +69,7 @@ SEGMENT_GAP_MS = 6 * 3600 * 1000
 """... and no pause longer than this (six hours) between its blocks."""
 STANDING_SHARE = 10
 """Standing instructions get at most 1/STANDING_SHARE of a budget (and none below 200 tokens)."""
-PASSAGE_TOKENS = 100
+PASSAGE_TOKENS = 60
 """Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
 eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
 CUT = "[…]"
