@@ -339,24 +339,12 @@ public final class Engine implements Closeable {
    * exclude_sessions; all optional) around {@code main} (a MUST clause, or none).
    */
   private Query filtered(String user, String filters, Query main) throws IOException {
-    return filtered(user, filters, main, null);
-  }
-
-  /**
-   * As above; with {@code textSearcher}, {@code main} is a clause over {@code contents} searched there, and
-   * the user filter is left out when {@link #ownsAll} says it filters nothing.
-   */
-  private Query filtered(String user, String filters, Query main, IndexSearcher textSearcher)
-      throws IOException {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     if (main != null) {
       b.add(main, Occur.MUST);
     }
-    if (textSearcher == null || main == null || !ownsAll(textSearcher, user)) {
-      b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
-    }
-    JsonNode f = filters == null || filters.isEmpty() ? null : MAPPER.readTree(filters);
-    return filtered(b, user, f);
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    return filtered(b, user, filters == null || filters.isEmpty() ? null : MAPPER.readTree(filters));
   }
 
   /** {@code b} with the filters of {@code f} (null: none) added. */
@@ -406,12 +394,10 @@ public final class Engine implements Closeable {
     if (bag == null || k <= 0) {
       return EMPTY_LIST.clone();
     }
+    JsonNode f = filters == null || filters.isEmpty() ? null : MAPPER.readTree(filters);
     IndexSearcher searcher = manager.acquire();
     try {
-      Query query = filtered(user, filters, bag, searcher);
-      TopScoreDocCollector collector = TopScoreDocCollector.create(k, k); // top-k without exact totals
-      searcher.search(query, collector);
-      return hits(searcher, collector.topDocs().scoreDocs, true, content);
+      return hits(searcher, topDocs(searcher, user, bag, k, f), true, content);
     } finally {
       manager.release(searcher);
     }
@@ -568,8 +554,13 @@ public final class Engine implements Closeable {
     return out.toByteArray();
   }
 
-  /** The top {@code k} of {@code user}'s messages by {@code bag} within filters {@code f}, doc values only. */
-  private List<Hit> top(IndexSearcher searcher, String user, Query bag, int k, JsonNode f) throws IOException {
+  /**
+   * The top {@code k} of {@code user}'s messages by {@code bag} (a clause over "contents") within filters
+   * {@code f} (null: none), without exact total hits; the user filter is left out when {@link #ownsAll} says
+   * it filters nothing.
+   */
+  private static ScoreDoc[] topDocs(IndexSearcher searcher, String user, Query bag, int k, JsonNode f)
+      throws IOException {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     b.add(bag, Occur.MUST);
     if (!ownsAll(searcher, user)) {
@@ -577,7 +568,53 @@ public final class Engine implements Closeable {
     }
     TopScoreDocCollector collector = TopScoreDocCollector.create(k, k);
     searcher.search(filtered(b, user, f), collector);
-    return read(searcher, collector.topDocs().scoreDocs, false);
+    return collector.topDocs().scoreDocs;
+  }
+
+  /** {@link #topDocs} as hits with doc-value fields only. */
+  private List<Hit> top(IndexSearcher searcher, String user, Query bag, int k, JsonNode f) throws IOException {
+    return read(searcher, topDocs(searcher, user, bag, k, f), false);
+  }
+
+  /**
+   * In one segment, the documents whose {@code field} is one of {@code ids}, as [document, index of its id
+   * in {@code ids}] in document order (deleted ones included: the caller checks live documents).
+   */
+  private static List<int[]> docsOf(org.apache.lucene.index.LeafReader reader, String field, List<String> ids)
+      throws IOException {
+    List<int[]> out = new ArrayList<>();
+    Terms terms = reader.terms(field);
+    if (terms == null) {
+      return out;
+    }
+    TermsEnum te = terms.iterator();
+    org.apache.lucene.index.PostingsEnum pe = null;
+    for (int i = 0; i < ids.size(); i++) {
+      if (te.seekExact(new BytesRef(ids.get(i)))) {
+        pe = te.postings(pe, org.apache.lucene.index.PostingsEnum.NONE);
+        for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+          out.add(new int[] {d, i});
+        }
+      }
+    }
+    out.sort(Comparator.comparingInt(c -> c[0]));
+    return out;
+  }
+
+  /** In one segment, {@code user}'s documents by {@code field}, or null when the segment has none. */
+  private static org.apache.lucene.index.PostingsEnum ownedBy(
+      org.apache.lucene.index.LeafReader reader, String field, String user) throws IOException {
+    Terms terms = reader.terms(field);
+    if (terms == null) {
+      return null;
+    }
+    TermsEnum te = terms.iterator();
+    return te.seekExact(new BytesRef(user)) ? te.postings(null, org.apache.lucene.index.PostingsEnum.NONE) : null;
+  }
+
+  /** Whether {@code it} holds document {@code d}, for targets in increasing order. */
+  private static boolean holds(org.apache.lucene.search.DocIdSetIterator it, int d) throws IOException {
+    return it.docID() == d || (it.docID() < d && it.advance(d) == d);
   }
 
   private static List<String> sessionsOf(List<Hit> hits) {
@@ -731,57 +768,28 @@ public final class Engine implements Closeable {
       throws IOException {
     org.apache.lucene.search.Weight weight =
         searcher.createWeight(searcher.rewrite(bag), org.apache.lucene.search.ScoreMode.TOP_SCORES, 1f);
-    BytesRef userTerm = new BytesRef(user);
+    List<String> ids = new ArrayList<>(new java.util.LinkedHashSet<>(only));
     List<Object[]> scored = new ArrayList<>(); // [session, score, global doc]
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-      Terms ids = leaf.reader().terms(idField);
-      Terms users = leaf.reader().terms("s_user");
-      if (ids == null || users == null) {
-        continue;
-      }
-      TermsEnum ue = users.iterator();
-      if (!ue.seekExact(userTerm)) {
-        continue;
-      }
-      TermsEnum ie = ids.iterator();
-      List<Object[]> candidates = new ArrayList<>(); // [doc, session]
-      org.apache.lucene.index.PostingsEnum pe = null;
-      for (String sid : new java.util.LinkedHashSet<>(only)) {
-        if (ie.seekExact(new BytesRef(sid))) {
-          pe = ie.postings(pe, org.apache.lucene.index.PostingsEnum.NONE);
-          for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
-            candidates.add(new Object[] {d, sid});
-          }
-        }
-      }
-      if (candidates.isEmpty()) {
-        continue;
-      }
-      org.apache.lucene.search.Scorer scorer = weight.scorer(leaf);
+      org.apache.lucene.index.PostingsEnum mine = ownedBy(leaf.reader(), "s_user", user);
+      List<int[]> candidates = mine == null ? List.of() : docsOf(leaf.reader(), idField, ids);
+      org.apache.lucene.search.Scorer scorer = candidates.isEmpty() ? null : weight.scorer(leaf);
       if (scorer == null) {
         continue;
       }
-      candidates.sort(Comparator.comparingInt(c -> (int) c[0]));
       org.apache.lucene.search.TwoPhaseIterator twoPhase = scorer.twoPhaseIterator();
       org.apache.lucene.search.DocIdSetIterator it =
           twoPhase == null ? scorer.iterator() : twoPhase.approximation();
-      org.apache.lucene.index.PostingsEnum mine = ue.postings(null, org.apache.lucene.index.PostingsEnum.NONE);
       org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
-      for (Object[] c : candidates) {
-        int d = (int) c[0];
-        if (live != null && !live.get(d)) {
+      for (int[] c : candidates) {
+        int d = c[0];
+        if ((live != null && !live.get(d))
+            || !holds(mine, d) // another user's session of the same id
+            || !holds(it, d) // none of the words
+            || (twoPhase != null && !twoPhase.matches())) {
           continue;
         }
-        if (mine.docID() > d || (mine.docID() < d && mine.advance(d) != d)) {
-          continue; // another user's session of the same id
-        }
-        if (it.docID() > d || (it.docID() < d && it.advance(d) != d)) {
-          continue; // none of the words
-        }
-        if (twoPhase != null && !twoPhase.matches()) {
-          continue;
-        }
-        scored.add(new Object[] {c[1], scorer.score(), leaf.docBase + d});
+        scored.add(new Object[] {ids.get(c[1]), scorer.score(), leaf.docBase + d});
       }
     }
     scored.sort(
@@ -858,50 +866,25 @@ public final class Engine implements Closeable {
       return grouped;
     }
     boolean owner = ownsAll(searcher, user);
-    BytesRef userTerm = new BytesRef(user);
+    List<String> sessions = new ArrayList<>(bySession.keySet());
+    List<List<Integer>> spansOf = new ArrayList<>(bySession.values());
     List<ScoreDoc> found = new ArrayList<>();
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-      Terms sessionTerms = leaf.reader().terms("session_id");
-      Terms userTerms = leaf.reader().terms("user_id");
-      if (sessionTerms == null || userTerms == null) {
+      org.apache.lucene.index.PostingsEnum mine = ownedBy(leaf.reader(), "user_id", user);
+      if (mine == null) {
         continue;
       }
-      TermsEnum ue = userTerms.iterator();
-      if (!ue.seekExact(userTerm)) {
-        continue;
-      }
-      TermsEnum se = sessionTerms.iterator();
-      List<long[]> candidates = new ArrayList<>(); // [doc, index of the session in bySession's order]
-      int sessionIndex = 0;
-      List<List<Integer>> spansOf = new ArrayList<>(bySession.values());
-      org.apache.lucene.index.PostingsEnum pe = null;
-      for (String sid : bySession.keySet()) {
-        if (se.seekExact(new BytesRef(sid))) {
-          pe = se.postings(pe, org.apache.lucene.index.PostingsEnum.NONE);
-          for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
-            candidates.add(new long[] {d, sessionIndex});
-          }
-        }
-        sessionIndex++;
-      }
-      candidates.sort(Comparator.comparingLong(c -> c[0]));
       org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
-      org.apache.lucene.index.PostingsEnum mine =
-          owner ? null : ue.postings(null, org.apache.lucene.index.PostingsEnum.NONE);
       NumericDocValues turns = DocValues.getNumeric(leaf.reader(), "turn");
-      for (long[] c : candidates) {
-        int d = (int) c[0];
-        if (live != null && !live.get(d)) {
-          continue;
-        }
-        if (mine != null && (mine.docID() > d || (mine.docID() < d && mine.advance(d) != d))) {
-          continue; // another user's session of the same id
-        }
-        if (!turns.advanceExact(d)) {
+      for (int[] c : docsOf(leaf.reader(), "session_id", sessions)) {
+        int d = c[0];
+        if ((live != null && !live.get(d))
+            || (!owner && !holds(mine, d)) // another user's session of the same id
+            || !turns.advanceExact(d)) {
           continue;
         }
         long turn = turns.longValue();
-        for (int i : spansOf.get((int) c[1])) {
+        for (int i : spansOf.get(c[1])) {
           Object[] span = spans.get(i);
           if ((long) span[1] <= turn && turn <= (long) span[2]) {
             found.add(new ScoreDoc(leaf.docBase + d, 0f));
@@ -910,7 +893,7 @@ public final class Engine implements Closeable {
         }
       }
     }
-    found.sort(Comparator.comparingInt(sd -> sd.doc)); // doc values and stored fields read forwards
+    // in document order (segments in order, each one's documents sorted): read forwards
     for (Hit h : read(searcher, found.toArray(new ScoreDoc[0]), true)) {
       h.score = 0f; // a lookup: nothing is ranked
       for (int i : bySession.getOrDefault(h.session, List.of())) {
