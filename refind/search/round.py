@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from refind.models import Evidence, Hit, Turn, trusted
@@ -163,9 +163,7 @@ def round_spec(
         fetch=max(overfetch, top_k),
         top_k=top_k,
         window=window,
-        filters=None
-        if filters is None
-        else Filters(filters.time_from, filters.time_to, filters.session_ids, filters.roles),
+        filters=None if filters is None else replace(filters, exclude_ids=None, exclude_sessions=None),
         exclude_ids=tuple(filters.exclude_ids or ()) if filters is not None else (),
         exclude_sessions=tuple(filters.exclude_sessions or ()) if filters is not None else (),
         read=bool(read) and filters is not None,
@@ -190,12 +188,8 @@ def round_by_calls(store: Reader, user_id: str, spec: RoundSpec) -> RoundFound:
     """A round through the engine's separate calls: query (twice when the read-set leaves too few unread
     hits), session documents, windows, analysis and titles."""
     fusion = Fusion(spec.k0, spec.w_hit, spec.w_session, spec.sessions)  # type: ignore[arg-type]
-    full = Filters(
-        *(
-            (spec.filters.time_from, spec.filters.time_to, spec.filters.session_ids, spec.filters.roles)
-            if spec.filters is not None
-            else (None, None, None, None)
-        ),
+    full = replace(
+        spec.filters or Filters(),
         exclude_ids=list(spec.exclude_ids) or None,
         exclude_sessions=list(spec.exclude_sessions) or None,
     )

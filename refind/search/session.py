@@ -281,13 +281,7 @@ class SearchSession:
         if not sessions:
             return []
         first = min(sessions, key=lambda sid: (sessions[sid], sid))
-        round_no = self.rounds + 1
-        hits = [h for group in self.store.windows(self.user_id, [(first, 0, opening - 1)]) for h in group]
-        hits = [h for h in hits if not self._is_read(h)]
-        if not hits:
-            return []
-        scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
-        return self._browsed(scored, [first], round_no, t0, None, None, note)
+        return self._openings([first], opening, t0, note)
 
     def browse_openings(
         self, *, sessions: int = 6, opening: int = 4, note: str | None = None
@@ -298,15 +292,17 @@ class SearchSession:
         t0 = time.perf_counter()
         with_evidence = {b.session_id for b in self.blocks if not b.standing}
         top = sorted(with_evidence, key=lambda sid: (-self.session_score.get(sid, 0.0), sid))[:sessions]
-        if not top:
-            return []
+        return self._openings(top, opening, t0, note) if top else []
+
+    def _openings(self, sessions: list[str], opening: int, t0: float, note: str | None) -> list[Evidence]:
+        """The unread of the opening ``opening`` messages of ``sessions``, browsed as one round."""
         round_no = self.rounds + 1
-        groups = self.store.windows(self.user_id, [(sid, 0, opening - 1) for sid in top])
+        groups = self.store.windows(self.user_id, [(sid, 0, opening - 1) for sid in sessions])
         hits = [h for group in groups for h in group if not self._is_read(h)]
         if not hits:
             return []
         scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
-        return self._browsed(scored, top, round_no, t0, None, None, note)
+        return self._browsed(scored, sessions, round_no, t0, None, None, note)
 
     def browse_sessions(
         self,

@@ -77,9 +77,15 @@ def _hit(d: dict[str, Any]) -> Hit:
 
 
 def _filters(filters: Filters | None) -> str:
-    if filters is None:
-        return ""
+    f = _filter_fields(filters)
+    return json.dumps(f, ensure_ascii=False) if f else ""
+
+
+def _filter_fields(filters: Filters | None) -> dict[str, Any]:
+    """The engine's JSON filter object of ``filters`` (only the fields set)."""
     f: dict[str, Any] = {}
+    if filters is None:
+        return f
     if filters.time_from is not None:
         f["time_from"] = int(filters.time_from)
     if filters.time_to is not None:
@@ -92,7 +98,7 @@ def _filters(filters: Filters | None) -> str:
         f["exclude_ids"] = list(filters.exclude_ids)
     if filters.exclude_sessions:
         f["exclude_sessions"] = list(filters.exclude_sessions)
-    return json.dumps(f, ensure_ascii=False) if f else ""
+    return f
 
 
 class LuceneStore:
@@ -322,13 +328,14 @@ class LuceneStore:
     def round(self, user_id: str, spec: RoundSpec) -> RoundFound:
         """A whole search round in one call (``Engine.round``): equal to
         :func:`refind.search.round.round_by_calls` on this store, with one crossing instead of four to six."""
-        f = json.loads(_filters(spec.filters) or "{}")
+        if not spec.text or not spec.text.strip():
+            return RoundFound([], [], {}, [], [], [], [])
         payload = {
             "text": spec.text,
             "fetch": spec.fetch,
             "top_k": spec.top_k,
             "window": spec.window,
-            "filters": f,
+            "filters": _filter_fields(spec.filters),
             "exclude_ids": list(spec.exclude_ids),
             "exclude_sessions": list(spec.exclude_sessions),
             "read": spec.read,
@@ -339,8 +346,6 @@ class LuceneStore:
             "w_session": spec.w_session,
             "titles": spec.titles,
         }
-        if not spec.text or not spec.text.strip():
-            return RoundFound([], [], {}, [], [], [], [])
         with self._java("search"):
             out = json.loads(bytes(self._reading().round(user_id, json.dumps(payload, ensure_ascii=False))))
         hits = [
