@@ -18,8 +18,11 @@ before the next five get anything, so weak hits never crowd out the best context
    hit cut to the passage around its matched words (``PASSAGE_TOKENS``, at most B/8, the cut marked), so
    one long assistant answer cannot starve the hits after it;
 2. then the tier's context turns, block by block in the order of their best hit, each block's nearest
-   its hits first (distance 1 around every hit of the block, then 2...);
-3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``);
+   its hits first (distance 1 around every hit of the block, then 2...), a long one first cut to the
+   passage on its hit's side (``CONTEXT_PASSAGE_TOKENS``), so that the context of the first places does
+   not take the room of the hits of the next tiers;
+3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``),
+   and after them the cut context turns (at most ``context_tokens``);
 4. the result is grouped by session and time again; a block that does not fit whole is trimmed, not
    dropped, and when anything fits at all the result is never empty.
 """
@@ -36,6 +39,7 @@ from refind.models import Evidence, Turn
 from refind.tokens import count_tokens, count_tokens_upto, slice_tokens
 
 __all__ = [
+    "CONTEXT_PASSAGE_TOKENS",
     "CONTEXT_TOKENS",
     "CUT",
     "HIT_TOKENS",
@@ -72,6 +76,9 @@ STANDING_SHARE = 10
 PASSAGE_TOKENS = 60
 """Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
 eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
+CONTEXT_PASSAGE_TOKENS = 40
+"""Under a budget, a long context turn is first shown as this many tokens on its hit's side; it grows
+towards ``context_tokens`` only with what is left after the cut hits have grown."""
 CUT = "[…]"
 """Marks where a turn was cut."""
 _MIN_PASSAGE = 24  # a hit cut shorter than this many tokens says too little to be worth its line
@@ -533,6 +540,7 @@ def pack(
     context_tokens: int | None = CONTEXT_TOKENS,
     hit_tokens: int | None = HIT_TOKENS,
     passage_tokens: int = PASSAGE_TOKENS,
+    context_passage_tokens: int = CONTEXT_PASSAGE_TOKENS,
     tier: int | None = PACK_TIER,
     segment_turns: int = SEGMENT_TURNS,
 ) -> list[Evidence]:
@@ -554,6 +562,7 @@ def pack(
                 context_tokens=context_tokens,
                 hit_tokens=hit_tokens,
                 passage_tokens=passage_tokens,
+                context_passage_tokens=context_passage_tokens,
                 tier=tier,
                 segment_turns=segment_turns,
             )
@@ -613,6 +622,7 @@ def pack(
     all_hits = hit_order(ranked)
     first = max(_MIN_PASSAGE, min(passage_tokens, max_tokens // _HIT_SHARE))
     first = first if hit_tokens is None else min(first, hit_tokens)
+    around = max(8, context_passage_tokens)
     size = tier if tier is not None and tier > 0 else len(session_rank)
     for start in range(0, len(session_rank), size):
         hits = [h for h in all_hits if start <= session_rank[parts[h[0]]] < start + size]
@@ -637,12 +647,13 @@ def pack(
                         if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
                             continue
                         if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
-                            take(bi, tj, 8)
-    # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens)
-    for bi, ti in all_hits:
+                            take(bi, tj, 8, cap=around)
+    # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens), then
+    # the context turns that were cut (at most context_tokens), in the order they were taken
+    for bi, ti in [*all_hits, *(k for k in list(picks) if not ranked[k[0]].turns[k[1]].matched)]:
         p = picks.get((bi, ti))
         if p is not None and p.text != _turn_text(ranked[bi], ti, context_tokens, hit_tokens):
-            take(bi, ti, _MIN_PASSAGE)
+            take(bi, ti, _MIN_PASSAGE if ranked[bi].turns[ti].matched else 8)
     if not picks:  # no hit at all (e.g. a browse): the best block's turns in order, as far as they go
         for ti in range(len(ranked[0].turns)):
             if not take(0, ti, 1):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refind.evidence import CUT, excerpt, pack, render
+from refind.evidence import CONTEXT_TOKENS, CUT, excerpt, pack, render
 from refind.models import Evidence, Turn
 from refind.result import SearchResult
 from refind.tokens import count_tokens
@@ -190,12 +190,67 @@ def test_pack_shows_the_nearest_context_first_and_keeps_header_and_date() -> Non
     block = _block("s", turns, 1.0)
     hit_only = count_tokens(render([block.model_copy(update={"turns": [turns[3]]})]))
     near = count_tokens(render([block.model_copy(update={"turns": turns[2:5]})]))
-    packed = pack([block], near + 2)
+    # context turns shown whole from the start (the packing before CONTEXT_PASSAGE_TOKENS): the two
+    # neighbours take the budget
+    packed = pack([block], near + 2, context_passage_tokens=CONTEXT_TOKENS)
     shown = [t.turn for b in packed for t in b.turns]
     assert 3 in shown and set(shown) <= {1, 2, 3, 4, 5}
     assert {2, 4} <= set(shown) or hit_only + 2 > near  # both neighbours before anything further
     text = render(packed)
     assert text.startswith("[session s | 14 November 2023")
+    # by default a long context turn is first cut to a passage on the hit's side, so the budget of two
+    # whole neighbours reaches further out, still nearest first: a run around the hit, both neighbours in it
+    turns = [_turn(i, f"context {i} " + _noise(90, i)) for i in range(7)]
+    turns[3] = _turn(3, "the hit itself", matched=True)
+    block = _block("s", turns, 1.0)
+    near = count_tokens(render([block.model_copy(update={"turns": turns[2:5]})]))
+    packed = pack([block], near + 2)
+    shown = sorted(t.turn for b in packed for t in b.turns)
+    assert {2, 3, 4} <= set(shown) and len(shown) > 3 and shown == list(range(shown[0], shown[-1] + 1))
+    assert count_tokens(render(packed)) <= near + 2
+
+
+def test_long_context_is_cut_first_so_the_next_places_hits_fit_then_grows_back() -> None:
+    """A long context turn (an assistant's long answer beside a hit) is first shown as the passage on its
+    hit's side (CONTEXT_PASSAGE_TOKENS), so the context of the best five places does not take the room of
+    the sixth place's hit; what is left at the end grows it back."""
+    from refind.evidence import CONTEXT_PASSAGE_TOKENS
+
+    blocks = []
+    for s in range(6):
+        turns = [
+            _turn(0, f"asked {s} " + _noise(200, s)),
+            _turn(1, f"needle {s} " + _noise(12, s + 10), matched=True),
+            _turn(2, f"answer {s} " + _noise(200, s + 20)),
+        ]
+        blocks.append(
+            Evidence(
+                id=f"s{s}#0-2",
+                session_id=f"s{s}",
+                session_date=1_700_000_000_000 + s * 86_400_000,
+                turns=[t.model_copy(update={"id": f"s{s}:{t.turn}", "score": 1.0 - s / 10}) for t in turns],
+                score=1.0 - s / 10,
+                rounds=[1],
+                terms=["needl"],
+            )
+        )
+    sixth = "s5:1"
+
+    def hits_and_context(packed: list[Evidence]) -> tuple[set[str], list[int]]:
+        hits = {t.id for b in packed for t in b.turns if t.matched}
+        context = [count_tokens(t.content) for b in packed for t in b.turns if not t.matched]
+        return hits, context
+
+    budget = 1000
+    whole_first, _ = hits_and_context(pack(blocks, budget, context_passage_tokens=CONTEXT_TOKENS))
+    assert sixth not in whole_first  # the five places' whole context took the room
+    hits, context = hits_and_context(pack(blocks, budget))
+    assert sixth in hits and len(hits) == 6
+    assert context and max(context) <= CONTEXT_TOKENS
+    assert count_tokens(render(pack(blocks, budget))) <= budget
+    # with room to spare, every context turn grows back to the context cap, and nothing is cut shorter
+    _, roomy = hits_and_context(pack(blocks, 3000))
+    assert len(roomy) == 12 and min(roomy) > CONTEXT_PASSAGE_TOKENS + 20
 
 
 def test_pack_is_never_empty_when_a_passage_fits() -> None:
