@@ -25,7 +25,12 @@ their figures come from the same window and compare as ratios. Per configuration
 
 With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
 per question, many small sessions), loaded into memory first, into an empty index and again; ``index_mb``
-is the index's size on disk after the first import.
+is the index's size on disk after the first import. Beside it, each in a fresh process of its own, the
+engine's own rate on the same messages (``lucene_alone``: ``io.refind.lucene.Ceiling``, Lucene's
+IndexWriter in one Java loop with the engine's analyzer and writer settings, one commit at the end, nothing
+of refind's import around it), for two shapes of document: ``text`` (each message one analyzed field and its
+stored text) and ``refind`` (the documents refind writes: every field of a message, each session's two);
+``import_over_lucene`` is refind's fresh import rate over the ``refind`` shape's.
 
 ``OUT/perf.json`` holds every configuration and, for the first and last ``--users`` values, the ratios the
 store is held to (search and add of 20 at the larger history over the smaller).
@@ -482,6 +487,50 @@ def measure_dataset(path: Path) -> dict:
     }
 
 
+def lucene_alone(
+    logs: list[SessionLog], shape: str, path: Path, ram_buffer_mb: float = 64.0
+) -> tuple[float, float]:
+    """Write the messages of ``logs`` with Lucene alone (``io.refind.lucene.Ceiling``) in ``shape`` (``text``
+    or ``refind``) into a new index at ``path``; returns the seconds spent writing and committing."""
+    from refind.store._jvm import ensure_jvm, jclass
+
+    ensure_jvm()
+    import jpype
+
+    columns = (
+        [log.user_id for log in logs for _ in log.messages],
+        [log.session_id for log in logs for _ in log.messages],
+        [m.role for log in logs for m in log.messages],
+        [m.content for log in logs for m in log.messages],
+    )
+    arrays = [jpype.JArray(jpype.JString)(column) for column in columns]
+    write_ns, commit_ns = jclass("io.refind.lucene.Ceiling").run(
+        str(path), *arrays, shape, float(ram_buffer_mb)
+    )
+    return int(write_ns) / 1e9, int(commit_ns) / 1e9
+
+
+def measure_lucene_alone(path: Path, shape: str) -> dict:
+    """The messages of a LongMemEval file written by Lucene alone (:func:`lucene_alone`) into a new index:
+    the rate refind's import of the same messages is measured against."""
+    logs = list(iter_longmemeval(path))
+    tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
+    try:
+        write_s, commit_s = lucene_alone(logs, shape, tmp / "index")
+        index_mb = _dir_mb(tmp / "index")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    n = sum(len(log.messages) for log in logs)
+    return {
+        "shape": shape,
+        "messages": n,
+        "write_s": round(write_s, 2),
+        "commit_s": round(commit_s, 2),
+        "msgs_per_s": round(n / (write_s + commit_s), 1),
+        "index_mb": index_mb,
+    }
+
+
 def _dir_mb(path: Path) -> float:
     """The size of the files in ``path`` (an index directory), in MB."""
     return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20, 1)
@@ -531,6 +580,14 @@ def run(
     report: dict = {"configs": configs}
     if longmemeval is not None:
         report["longmemeval"] = _child([f"--longmemeval={longmemeval}"])
+        alone = {
+            shape: _child([f"--longmemeval={longmemeval}", f"--lucene-alone={shape}"])
+            for shape in LUCENE_SHAPES
+        }
+        report["longmemeval"]["lucene_alone"] = alone
+        report["longmemeval"]["import_over_lucene"] = round(
+            report["longmemeval"]["ingest_fresh_msgs_per_s"] / alone["refind"]["msgs_per_s"], 2
+        )
     if len(configs) > 1:
         small, large = configs[0], configs[-1]
         report["ratios"] = {
@@ -542,6 +599,9 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+LUCENE_SHAPES = ("text", "refind")
 
 
 def _users(text: str) -> list[int]:
@@ -570,12 +630,15 @@ def main(argv: list[str] | None = None) -> int:
         "--store", help="a store URL with a fresh prefix (opensearch://host:9200/perf) instead of Lucene"
     )
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--lucene-alone", choices=LUCENE_SHAPES, help=argparse.SUPPRESS)
     argv = list(sys.argv[2:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.messages < 1:
         ap.error("--messages must be positive")
     if args.one:
-        if args.longmemeval is not None:
+        if args.longmemeval is not None and args.lucene_alone is not None:
+            report = measure_lucene_alone(args.longmemeval, args.lucene_alone)
+        elif args.longmemeval is not None:
             report = measure_dataset(args.longmemeval)
         else:
             report = measure(

@@ -171,7 +171,7 @@ public final class Engine implements Closeable {
    * depend on the index options), with positions only for an index that already has them: no refind query
    * reads positions, and writing them cost import time and index size (docs/benchmarks/perf.md).
    */
-  private static org.apache.lucene.document.FieldType textType(boolean positions) {
+  static org.apache.lucene.document.FieldType textType(boolean positions) {
     org.apache.lucene.document.FieldType t = new org.apache.lucene.document.FieldType(TextField.TYPE_NOT_STORED);
     if (!positions) {
       t.setIndexOptions(org.apache.lucene.index.IndexOptions.DOCS_AND_FREQS);
@@ -198,7 +198,7 @@ public final class Engine implements Closeable {
    * through {@link #terms}, which first maps ':' to a space: UAX#29 keeps "title:kayak" one word (':' is
    * MidLetter), in chat text it is two.
    */
-  private static Analyzer buildAnalyzer() {
+  static Analyzer buildAnalyzer() {
     return new Analyzer() {
       @Override
       protected TokenStreamComponents createComponents(String fieldName) {
@@ -230,6 +230,11 @@ public final class Engine implements Closeable {
   }
 
   private List<String> terms(String text) throws IOException {
+    return terms(analyzer, text);
+  }
+
+  /** The index terms of {@code text} by {@code analyzer} (the engine's: {@link #buildAnalyzer}), in order. */
+  static List<String> terms(Analyzer analyzer, String text) throws IOException {
     List<String> out = new ArrayList<>();
     if (text == null || text.isBlank()) {
       return out;
@@ -1430,7 +1435,7 @@ public final class Engine implements Closeable {
   // ------------------------------------------------------------------------------------------ writing
 
   /** One reusable message document with mutable fields: creating Java objects per message is slow. */
-  private static final class MessageDoc {
+  static final class MessageDoc {
     final StringField key = new StringField("key", "", Field.Store.NO);
     final StringField kind = new StringField("kind", "m", Field.Store.NO);
     // fields keep the structure older formats gave them (Lucene refuses a change within an index): the id
@@ -1515,7 +1520,7 @@ public final class Engine implements Closeable {
   }
 
   /** A token stream over terms analyzed once (a message's, or a session's made of its messages'). */
-  private static final class TermsStream extends TokenStream {
+  static final class TermsStream extends TokenStream {
     private final CharTermAttribute term = addAttribute(CharTermAttribute.class);
     private List<String[]> parts = List.of();
     private int part;
@@ -1628,6 +1633,25 @@ public final class Engine implements Closeable {
 
   private void writeSession(String user, String sid, String text, List<String[]> analyzed, boolean update)
       throws IOException {
+    if (analyzed == null) {
+      analyzed = List.<String[]>of(terms(text).toArray(new String[0]));
+    }
+    Document[] docs = sessionDocs(user, sid, text, analyzed, textType);
+    if (update) {
+      writer.updateDocument(new Term("key", SEP + "session" + SEP + user + SEP + sid), docs[0]);
+      writer.updateDocument(new Term("key", SEP + "session-text" + SEP + user + SEP + sid), docs[1]);
+    } else {
+      writer.addDocument(docs[0]);
+      writer.addDocument(docs[1]);
+    }
+  }
+
+  /**
+   * A session's two documents: its analyzed text for session-level BM25 (kind "s", from its messages' terms
+   * {@code analyzed}, in order) and its stored text (kind "t").
+   */
+  static Document[] sessionDocs(
+      String user, String sid, String text, List<String[]> analyzed, org.apache.lucene.document.FieldType textType) {
     String key = SEP + "session" + SEP + user + SEP + sid;
     String textKey = SEP + "session-text" + SEP + user + SEP + sid;
     Document d = new Document();
@@ -1637,11 +1661,7 @@ public final class Engine implements Closeable {
     d.add(new StringField("s_session", sid, Field.Store.NO));
     d.add(new SortedDocValuesField("s_session_dv", new BytesRef(sid)));
     TermsStream stream = new TermsStream();
-    if (analyzed == null) {
-      stream.set(terms(text).toArray(new String[0]));
-    } else {
-      stream.set(analyzed);
-    }
+    stream.set(analyzed);
     d.add(new Field("s_contents", stream, textType));
     Document t = new Document();
     t.add(new StringField("key", textKey, Field.Store.NO));
@@ -1650,13 +1670,7 @@ public final class Engine implements Closeable {
     t.add(new StoredField("t_user", user));
     t.add(new StoredField("t_session", sid));
     t.add(new StoredField("s_text", text));
-    if (update) {
-      writer.updateDocument(new Term("key", key), d);
-      writer.updateDocument(new Term("key", textKey), t);
-    } else {
-      writer.addDocument(d);
-      writer.addDocument(t);
-    }
+    return new Document[] {d, t};
   }
 
   private void deleteSession(String user, String sid) throws IOException {
