@@ -169,6 +169,35 @@ def test_cjk_text_is_searchable(mem: refind.Memory) -> None:
     assert mem.query("u", "Kyoto") == []
 
 
+def test_text_of_every_plane_is_stored_and_searched_exactly_through_both_write_paths(
+    mem: refind.Memory,
+) -> None:
+    """A batch crosses to the engine as ASCII-escaped UTF-8 JSON bytes: accents, combining marks, CJK, emoji
+    outside the basic plane (surrogate pairs in Java) and joiners come back exactly, by add and by import,
+    and the session's stored text (which an append re-analyzes) is the same text."""
+    from refind.models import Message, SessionLog
+
+    texts = [
+        "kayak trip 😀 naïve café 東京 e\u0301 🧑\u200d🚀 done",
+        "kayak again: 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 «quotes» — dash, Ω, ß, 한국어",
+    ]
+    mem.add("u", "added", msgs(*texts))
+    log = SessionLog(
+        user_id="u",
+        session_id="imported",
+        messages=[
+            Message(role="user", content=t, timestamp=1_700_000_000_000 + i) for i, t in enumerate(texts)
+        ],
+    )
+    assert mem.import_sessions([log]).added == 2
+    for sid in ("added", "imported"):
+        assert [h.content for h in mem.session("u", sid)] == texts
+    assert {h.session_id for h in mem.query("u", "東京", k=5)} == {"added", "imported"}
+    assert {h.session_id for h in mem.query("u", "한국어", k=5)} == {"added", "imported"}
+    mem.add("u", "imported", msgs("kayak third 😀"))  # an append re-analyzes the stored session text
+    assert [h.content for h in mem.session("u", "imported")] == [*texts, "kayak third 😀"]
+
+
 def test_english_stemming_and_stopwords(mem: refind.Memory) -> None:
     mem.add("u", "s", msgs("The runners were running to John's houses"))
     assert len(mem.query("u", "run")) == 1

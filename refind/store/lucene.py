@@ -25,7 +25,7 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
-from refind.store._jvm import ensure_jvm, java_exception_class, jclass
+from refind.store._jvm import _jpype, ensure_jvm, java_exception_class, jclass
 from refind.store.base import (
     ANALYZER_NAME,
     Expired,
@@ -509,8 +509,11 @@ class LuceneStore:
             "marker": None if m is None else [m.user_id, m.request_id, m.payload],
             "infos": [[i.user_id, i.session_id, i.title, i.source, i.project] for i in batch.infos],
         }
+        # UTF-8 bytes, ASCII-escaped: a byte array crosses the bridge as one copy, where a long str of
+        # non-ASCII text is converted character by character (docs/benchmarks/perf.md)
+        data = _jpype().JArray(_jpype().JByte)(json.dumps(body).encode("ascii"))
         with self._java("write"):
-            engine.write(json.dumps(body, ensure_ascii=False))
+            engine.write(data)
 
     def commit(self) -> None:
         engine = self._writable()
