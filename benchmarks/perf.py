@@ -21,7 +21,12 @@ their figures come from the same window and compare as ratios. Per configuration
   one user's whole history ``--rebuilds`` times; ``search_speedup_vs_rebuild`` is its p50 over the
   search p50;
 - ``parse_time_range``: :func:`refind.timeparse.parse_time_range` alone on the same questions;
-- ``rss_mb``: peak resident set of the process (JVM included).
+- ``rss_mb``: peak resident set of the process (JVM included), the corpus held in memory included;
+- ``stream_msgs_per_s``, ``stream_rss_mb``: in a fresh process of its own, the fresh import of the same first
+  80% as a stream (``import_sessions`` of the corpus generator: generation inside the timing, no message
+  held but by the import, as ``refind import FILE`` reads a file), and that process's peak RSS: the import's
+  own memory. A list of the corpus held in memory costs the import the garbage collector's scans of it (the
+  difference between ``ingest_fresh`` and ``stream`` at a million messages).
 
 With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
 per question, many small sessions), loaded into memory first, into an empty index and again; ``index_mb``
@@ -457,6 +462,29 @@ def measure(
     return report
 
 
+def measure_stream(messages: int, users: int, seed: int = 7, store: str | None = None) -> dict:
+    """The fresh import of the configuration's first 80% as a stream: ``import_sessions`` of the corpus
+    generator itself, so nothing but the import holds messages (as ``refind import FILE`` reads a file)
+    and the process's peak RSS is the import's own; the generation is inside the timing."""
+    first_n = messages - messages // 5
+    tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
+    try:
+        mem = refind.Memory(f"{store}-{users}u-stream" if store is not None else tmp / "index")
+        t0 = time.perf_counter()
+        added = mem.import_sessions(corpus(first_n, users, seed)).added
+        seconds = time.perf_counter() - t0
+        mem.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert added == first_n, (added, first_n)
+    return {
+        "messages": first_n,
+        "users": users,
+        "stream_msgs_per_s": round(first_n / seconds, 1),
+        "stream_rss_mb": round(_rss_peak_mb(), 1),
+    }
+
+
 def measure_dataset(path: Path) -> dict:
     """Bulk import of a LongMemEval file's sessions (loaded into memory first) into an empty index, then
     the same import again."""
@@ -561,22 +589,24 @@ def run(
     store: str | None = None,
 ) -> dict:
     configs = []
+    where = [f"--store={store}"] if store is not None else []
     for u in users:
-        configs.append(
-            _child(
-                [
-                    f"--messages={messages}",
-                    f"--users={u}",
-                    f"--seed={seed}",
-                    f"--adds={adds}",
-                    f"--queries={queries}",
-                    f"--searches={searches}",
-                    f"--warmup={warmup}",
-                    f"--rebuilds={rebuilds}",
-                    *([f"--store={store}"] if store is not None else []),
-                ]
-            )
+        config = _child(
+            [
+                f"--messages={messages}",
+                f"--users={u}",
+                f"--seed={seed}",
+                f"--adds={adds}",
+                f"--queries={queries}",
+                f"--searches={searches}",
+                f"--warmup={warmup}",
+                f"--rebuilds={rebuilds}",
+                *where,
+            ]
         )
+        stream = _child([f"--messages={messages}", f"--users={u}", f"--seed={seed}", "--stream", *where])
+        config.update({k: v for k, v in stream.items() if k.startswith("stream_")})
+        configs.append(config)
     report: dict = {"configs": configs}
     if longmemeval is not None:
         report["longmemeval"] = _child([f"--longmemeval={longmemeval}"])
@@ -631,6 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lucene-alone", choices=LUCENE_SHAPES, help=argparse.SUPPRESS)
+    ap.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
     argv = list(sys.argv[2:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.messages < 1:
@@ -640,6 +671,8 @@ def main(argv: list[str] | None = None) -> int:
             report = measure_lucene_alone(args.longmemeval, args.lucene_alone)
         elif args.longmemeval is not None:
             report = measure_dataset(args.longmemeval)
+        elif args.stream:
+            report = measure_stream(args.messages, args.users[0], args.seed, store=args.store)
         else:
             report = measure(
                 args.messages,

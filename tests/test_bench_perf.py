@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import refind
-from benchmarks.perf import LUCENE_SHAPES, lucene_alone
+from benchmarks.perf import LUCENE_SHAPES, lucene_alone, measure_stream
 from refind.models import Message, SessionLog
 from refind.store._jvm import ensure_jvm, jclass
 
@@ -80,3 +80,10 @@ def test_lucene_alone_text_shape_is_one_document_per_message(tmp_path: Path) -> 
 def test_lucene_alone_refuses_an_unknown_shape(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="shape: expected text or refind"):
         lucene_alone(_logs(), "sessions", tmp_path / "x")
+
+
+def test_the_streamed_import_holds_no_corpus_and_imports_every_message() -> None:
+    """``stream``: the fresh import of a configuration's first 80% straight from the corpus generator."""
+    report = measure_stream(2_000, 5)
+    assert report["messages"] == 1_600 and report["users"] == 5
+    assert report["stream_msgs_per_s"] > 0 and report["stream_rss_mb"] > 0
