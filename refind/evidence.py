@@ -388,8 +388,8 @@ def hit_order(blocks: Sequence[Evidence]) -> list[tuple[int, int]]:
     )
 
 
-BREADTH_PASSAGE_TOKENS = 60
-"""For a breadth question, each hit's first passage (at most this many tokens)."""
+BREADTH_PASSAGE_TOKENS = 40
+"""For a breadth question, each hit's first passage (at most this many tokens): many places, each short."""
 
 
 def pack_for(

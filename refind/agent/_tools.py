@@ -77,7 +77,7 @@ SEARCH_TOOL: dict[str, Any] = {
                     "type": "boolean",
                     "description": (
                         "true when the answer is spread over many places (an order of events, a summary, a "
-                        "count, 'all', 'every time', 'so far'): this and later searches return three times "
+                        "count, 'all', 'every time', 'so far'): this and later searches return five times "
                         "as many short passages, without surrounding turns. Omit for one fact."
                     ),
                 },

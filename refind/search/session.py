@@ -21,7 +21,7 @@ from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "asks_current_state"]
 
-BREADTH_K = 3  # a breadth round takes this many times top_k hits (HeuristicAgent's breadth_k)
+BREADTH_K = 5  # a breadth round takes this many times top_k hits (HeuristicAgent's breadth_k)
 
 _CURRENT = re.compile(
     r"\b(now|right now|currently|current|still|latest|anymore|any more|these days|nowadays|"
