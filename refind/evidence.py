@@ -46,6 +46,7 @@ __all__ = [
     "PACK_TIER",
     "PASSAGE_TOKENS",
     "STANDING_SHARE",
+    "STANDING_TOKENS",
     "by_relevance",
     "excerpt",
     "DateForm",
@@ -72,7 +73,11 @@ LONG_THREAD_TURNS = 50
 SEGMENT_GAP_MS = 6 * 3600 * 1000
 """... and no pause longer than this (six hours) between its blocks."""
 STANDING_SHARE = 10
-"""Standing instructions get at most 1/STANDING_SHARE of a budget (and none below 200 tokens)."""
+"""Standing instructions get at most 1/STANDING_SHARE of a budget, but at least :data:`STANDING_TOKENS` (at
+most a quarter of it), and none below 200 tokens."""
+STANDING_TOKENS = 150
+"""The least a budget reserves for standing instructions: room for one standing sentence and its session
+header (a tenth of 1,000 tokens held none whole)."""
 PASSAGE_TOKENS = 60
 """Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
 eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
@@ -567,7 +572,8 @@ def pack(
                 segment_turns=segment_turns,
             )
 
-        offered = part(standing, max_tokens // STANDING_SHARE) if max_tokens >= 200 else []
+        share = max(max_tokens // STANDING_SHARE, min(STANDING_TOKENS, max_tokens // 4))
+        offered = part(standing, share) if max_tokens >= 200 else []
         used = count_tokens(_render_ordered(offered, context_tokens, hit_tokens)) + 2 if offered else 0
         rest = part([b for b in blocks if not b.standing], max_tokens - used)
         return order_evidence([*offered, *rest])

@@ -253,6 +253,39 @@ def test_long_context_is_cut_first_so_the_next_places_hits_fit_then_grows_back()
     assert len(roomy) == 12 and min(roomy) > CONTEXT_PASSAGE_TOKENS + 20
 
 
+def test_a_small_budget_still_reserves_room_for_standing_instructions() -> None:
+    """A tenth of 1,000 tokens holds hardly one standing sentence with its header; the reserve is at least
+    STANDING_TOKENS (at most a quarter of the budget), and the evidence keeps the rest."""
+    from refind.evidence import STANDING_SHARE, STANDING_TOKENS
+
+    sentence = (
+        "I prefer simple, minimal dependencies so the app stays lightweight, quick to install on a small "
+        "server and easy for one person to maintain and upgrade"
+    )
+    standing = [
+        _block(f"rules{i}", [_turn(i, f"{sentence} ({i}).", matched=True)], 0.5).model_copy(
+            update={"standing": True}
+        )
+        for i in range(3)
+    ]
+    evidence = [
+        _block(
+            f"s{i}",
+            [_turn(j, f"needle {i} {j} " + _noise(40, i * 10 + j), matched=j == 1) for j in range(3)],
+            1.0 - i / 10,
+            ["needl"],
+        )
+        for i in range(8)
+    ]
+    packed = pack([*evidence, *standing], 1000)
+    offered = [b for b in packed if b.standing]
+    shown = count_tokens(render(offered))
+    assert 1000 // STANDING_SHARE < shown <= STANDING_TOKENS  # more than a tenth, within the reserve
+    assert len(offered) >= 2
+    assert any(not b.standing for b in packed)
+    assert count_tokens(render(packed)) <= 1000
+
+
 def test_pack_is_never_empty_when_a_passage_fits() -> None:
     huge = _block("s", [_turn(0, _noise(5000) + " zebra " + _noise(5000, 2), matched=True)], 1.0, ["zebra"])
     for budget in (40, 60, 100):
