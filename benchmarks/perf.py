@@ -520,10 +520,12 @@ def lucene_alone(
 ) -> tuple[float, float]:
     """Write the messages of ``logs`` with Lucene alone (``io.refind.lucene.Ceiling``) in ``shape`` (``text``
     or ``refind``) into a new index at ``path``; returns the seconds spent writing and committing."""
-    from refind.store._jvm import ensure_jvm, jclass
-
-    ensure_jvm()
     import jpype
+
+    if not jpype.isJVMStarted():  # in this process refind has not started it: start it as refind would
+        from benchmarks.bridge import _start
+
+        _start("jpype")
 
     columns = (
         [log.user_id for log in logs for _ in log.messages],
@@ -532,7 +534,7 @@ def lucene_alone(
         [m.content for log in logs for m in log.messages],
     )
     arrays = [jpype.JArray(jpype.JString)(column) for column in columns]
-    write_ns, commit_ns = jclass("io.refind.lucene.Ceiling").run(
+    write_ns, commit_ns = jpype.JClass("io.refind.lucene.Ceiling").run(
         str(path), *arrays, shape, float(ram_buffer_mb)
     )
     return int(write_ns) / 1e9, int(commit_ns) / 1e9
