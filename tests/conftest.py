@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,26 @@ from tests.opensearch_helpers import DevCluster, session_cluster
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("REFIND_SHARED_DATA") or ROOT.parent / "shared" / "data")
 PYTHON = sys.executable
+
+
+@contextmanager
+def lucene_reader(path: Path) -> Iterator[Any]:
+    """Lucene's own DirectoryReader on the index at ``path`` (in refind's JVM), closed afterwards: for tests
+    that check what was written as Lucene sees it."""
+    from refind.store._jvm import ensure_jvm, jclass
+
+    ensure_jvm()
+    directory = jclass("org.apache.lucene.store.FSDirectory").open(
+        jclass("java.nio.file.Paths").get(str(path))
+    )
+    reader = jclass("org.apache.lucene.index.DirectoryReader").open(directory)
+    try:
+        yield reader
+    finally:
+        reader.close()
+        directory.close()
+
+
 # Reading commands run in-process here (a CliRunner's monkeypatch must reach the code, and no background search
 # process may outlive a test); tests/test_daemon.py turns the daemon on with a fixture that stops it.
 os.environ["REFIND_DAEMON"] = "0"

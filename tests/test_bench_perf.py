@@ -11,7 +11,8 @@ import pytest
 import refind
 from benchmarks.perf import LUCENE_SHAPES, lucene_alone, measure_stream
 from refind.models import Message, SessionLog
-from refind.store._jvm import ensure_jvm, jclass
+from refind.store._jvm import jclass
+from tests.conftest import lucene_reader
 
 _T0 = 1_700_000_000_000
 
@@ -37,12 +38,7 @@ def _logs() -> list[SessionLog]:
 
 def _index(path: Path) -> tuple[list[str], dict[str, int], int]:
     """The field names of the index at ``path``, its documents of each kind, and all its documents."""
-    ensure_jvm()
-    directory = jclass("org.apache.lucene.store.FSDirectory").open(
-        jclass("java.nio.file.Paths").get(str(path))
-    )
-    reader = jclass("org.apache.lucene.index.DirectoryReader").open(directory)
-    try:
+    with lucene_reader(path) as reader:
         infos = jclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(reader)
         fields = sorted(str(info.name) for info in infos)
         searcher = jclass("org.apache.lucene.search.IndexSearcher")(reader)
@@ -50,9 +46,6 @@ def _index(path: Path) -> tuple[list[str], dict[str, int], int]:
         query = jclass("org.apache.lucene.search.TermQuery")
         kinds = {k: int(searcher.count(query(term("kind", k)))) for k in ("m", "s", "t")}
         return fields, kinds, int(reader.numDocs())
-    finally:
-        reader.close()
-        directory.close()
 
 
 def test_lucene_alone_writes_the_documents_refind_writes(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from click.testing import CliRunner, Result
 
 import refind
 from refind.cli import main
-from refind.store._jvm import ensure_jvm, jclass
+from refind.store._jvm import jclass
 from refind.store.lucene import FORMAT_VERSION
+from tests.conftest import lucene_reader
 
 USERS = 5_000
 
@@ -70,17 +71,9 @@ def test_a_file_of_5000_users_imports_and_reimports(tmp_path: Path) -> None:
 
 def _index_options(path: Path) -> dict[str, str]:
     """How the analyzed fields of the index at ``path`` are indexed, read from Lucene's own field infos."""
-    ensure_jvm()
-    directory = jclass("org.apache.lucene.store.FSDirectory").open(
-        jclass("java.nio.file.Paths").get(str(path))
-    )
-    reader = jclass("org.apache.lucene.index.DirectoryReader").open(directory)
-    try:
+    with lucene_reader(path) as reader:
         infos = jclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(reader)
         return {f: str(infos.fieldInfo(f).getIndexOptions()) for f in ("contents", "s_contents")}
-    finally:
-        reader.close()
-        directory.close()
 
 
 def _history(m: refind.Memory) -> None:
