@@ -30,7 +30,7 @@ from typing import Any
 
 from refind.errors import SetupError
 
-__all__ = ["ENGINE_JAR", "ensure_jvm", "find_jar", "java_exception_class", "jclass"]
+__all__ = ["ENGINE_JAR", "ensure_jvm", "find_jar", "java_bytes", "java_exception_class", "jclass"]
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +160,13 @@ def _quiet_java_logging() -> None:
 
 
 @functools.cache
+def java_bytes(data: bytes) -> Any:
+    """``data`` as a Java ``byte[]``: one copy across the bridge (a long ``str`` of non-ASCII text is
+    converted character by character, about ten times slower; docs/store.md)."""
+    jpype = _jpype()
+    return jpype.JArray(jpype.JByte)(data)
+
+
 def jclass(name: str) -> Any:
     """A Java class by its binary name (``a.b.Outer$Inner``), cached. The JVM must be started."""
     return _jpype().JClass(name)

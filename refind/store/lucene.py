@@ -25,7 +25,7 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
-from refind.store._jvm import _jpype, ensure_jvm, java_exception_class, jclass
+from refind.store._jvm import ensure_jvm, java_bytes, java_exception_class, jclass
 from refind.store.base import (
     ANALYZER_NAME,
     Expired,
@@ -509,9 +509,7 @@ class LuceneStore:
             "marker": None if m is None else [m.user_id, m.request_id, m.payload],
             "infos": [[i.user_id, i.session_id, i.title, i.source, i.project] for i in batch.infos],
         }
-        # UTF-8 bytes, ASCII-escaped: a byte array crosses the bridge as one copy, where a long str of
-        # non-ASCII text is converted character by character (docs/benchmarks/perf.md)
-        data = _jpype().JArray(_jpype().JByte)(json.dumps(body).encode("ascii"))
+        data = java_bytes(json.dumps(body).encode("ascii"))  # ASCII-escaped UTF-8: one copy across
         with self._java("write"):
             engine.write(data)
 

@@ -1081,7 +1081,7 @@ public final class Engine implements Closeable {
       while (it.hasNext()) {
         Map.Entry<String, JsonNode> e = it.next();
         for (String sid : strings(e.getValue())) {
-          textKeys.add(SEP + "session-text" + SEP + e.getKey() + SEP + sid);
+          textKeys.add(sessionKey("session-text", e.getKey(), sid));
         }
       }
       Map<String, String> texts = new HashMap<>();
@@ -1650,8 +1650,8 @@ public final class Engine implements Closeable {
     }
     Document[] docs = sessionDocs(user, sid, text, analyzed, textType);
     if (update) {
-      writer.updateDocument(new Term("key", SEP + "session" + SEP + user + SEP + sid), docs[0]);
-      writer.updateDocument(new Term("key", SEP + "session-text" + SEP + user + SEP + sid), docs[1]);
+      writer.updateDocument(new Term("key", sessionKey("session", user, sid)), docs[0]);
+      writer.updateDocument(new Term("key", sessionKey("session-text", user, sid)), docs[1]);
     } else {
       writer.addDocument(docs[0]);
       writer.addDocument(docs[1]);
@@ -1664,8 +1664,8 @@ public final class Engine implements Closeable {
    */
   static Document[] sessionDocs(
       String user, String sid, String text, List<String[]> analyzed, org.apache.lucene.document.FieldType textType) {
-    String key = SEP + "session" + SEP + user + SEP + sid;
-    String textKey = SEP + "session-text" + SEP + user + SEP + sid;
+    String key = sessionKey("session", user, sid);
+    String textKey = sessionKey("session-text", user, sid);
     Document d = new Document();
     d.add(new StringField("key", key, Field.Store.NO));
     d.add(new StringField("kind", "s", Field.Store.NO));
@@ -1685,11 +1685,19 @@ public final class Engine implements Closeable {
     return new Document[] {d, t};
   }
 
+  /**
+   * The "key" term of {@code user}'s session {@code sid}'s document of {@code kind} ("session",
+   * "session-text", "session-info"): the term every write and delete of that document names.
+   */
+  private static String sessionKey(String kind, String user, String sid) {
+    return SEP + kind + SEP + user + SEP + sid;
+  }
+
   private void deleteSession(String user, String sid) throws IOException {
     writer.deleteDocuments(
-        new Term("key", SEP + "session" + SEP + user + SEP + sid),
-        new Term("key", SEP + "session-text" + SEP + user + SEP + sid),
-        new Term("key", SEP + "session-info" + SEP + user + SEP + sid));
+        new Term("key", sessionKey("session", user, sid)),
+        new Term("key", sessionKey("session-text", user, sid)),
+        new Term("key", sessionKey("session-info", user, sid)));
   }
 
   private static String textOrNull(JsonNode n) {
@@ -1702,7 +1710,7 @@ public final class Engine implements Closeable {
    */
   private void writeInfo(String user, String sid, JsonNode title, JsonNode source, JsonNode project)
       throws IOException {
-    String key = SEP + "session-info" + SEP + user + SEP + sid;
+    String key = sessionKey("session-info", user, sid);
     Document d = new Document();
     d.add(new StringField("key", key, Field.Store.NO));
     d.add(new StringField("kind", "i", Field.Store.NO));
