@@ -80,3 +80,19 @@ def test_the_streamed_import_holds_no_corpus_and_imports_every_message() -> None
     report = measure_stream(2_000, 5)
     assert report["messages"] == 1_600 and report["users"] == 5
     assert report["stream_msgs_per_s"] > 0 and report["stream_rss_mb"] > 0
+
+
+def test_perf_measures_the_first_searches_and_the_steady_state_apart() -> None:
+    """``search`` is a process's first searches (the JIT still compiling); ``search_steady`` the same number
+    again after ``steady`` more: both are real searches' timings, and ``steady=0`` leaves the second out."""
+    from benchmarks.perf import measure
+
+    small = {"adds": 2, "queries": 3, "searches": 6, "warmup": 1, "rebuilds": 1}
+    report = measure(600, 3, steady=4, **small)
+    assert report["settings"]["steady"] == 4
+    for name in ("search", "search_steady"):
+        assert 0 < report[f"{name}_p50_ms"] <= report[f"{name}_p95_ms"]
+    ratio = report["refind_rebuild_p50_ms"] / report["search_steady_p50_ms"]
+    assert report["search_steady_speedup_vs_rebuild"] == pytest.approx(ratio, rel=0.01, abs=0.1)
+    none = measure(600, 3, steady=0, **small)
+    assert "search_steady_p50_ms" not in none and none["search_p50_ms"] > 0
