@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from functools import partial
+from functools import lru_cache, partial
 from typing import Literal, cast
 
 from dateutil.easter import easter
@@ -804,11 +804,13 @@ def _merge(text: str, a: _Cue, b: _Cue, floor: int) -> _Cue | None:
     return _Cue(kw.start() if kw else a.start, b.end, "range", partial(_between, a, b), needs=needs)
 
 
-def _scan(text: str) -> list[_Cue]:
-    """All time cues of ``text``, in text order, unresolved."""
+@lru_cache(maxsize=256)
+def _scan(text: str) -> tuple[_Cue, ...]:
+    """All time cues of ``text``, in text order, unresolved (cached: a search asks for the cues of its
+    question more than once, for its time range and for its keywords without the time phrases)."""
     cues = _atoms(text)
     if not cues:
-        return cues
+        return ()
     cues = _with_prefix(text, cues, _PART, _wrap_part)
     cues = _with_prefix(text, cues, _WEEK_OF, _wrap_week_of)
     cues = _pairs(text, cues)
@@ -820,7 +822,7 @@ def _scan(text: str) -> list[_Cue]:
             continue  # a bare "May" or "2022" with no cue word
         ext = _before(_EXTEND, text, cue.start, floor)
         kept.append(replace(cue, start=ext.start()) if ext is not None else cue)
-    return kept
+    return tuple(kept)
 
 
 def _to_now(now: int | str | datetime | None) -> datetime | None:
