@@ -368,6 +368,15 @@ def test_state_that_no_longer_matches_the_index_is_not_trusted(tmp_path: Path) -
         assert mem.count("me") == 21
 
 
+def test_a_state_path_that_is_a_directory_is_refused_before_anything_is_imported(tmp_path: Path) -> None:
+    with refind.Memory(tmp_path / "index") as mem:
+        with pytest.raises(refind.InvalidInput, match="is a directory; give the path of a file"):
+            io.import_path(mem, CODE_DIR, state=tmp_path)
+        assert mem.count() == 0
+        assert io.import_path(mem, CODE_DIR, state=tmp_path / "state.json").added == 21
+        assert (tmp_path / "state.json").is_file()
+
+
 def test_in_memory_state_lives_under_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     with refind.Memory.in_memory() as mem:

@@ -362,7 +362,9 @@ def import_path(
     if format is not None and format not in FORMATS:
         raise InvalidInput(f"format: {format!r} is not one of {', '.join(FORMATS)}")
     fmt: str = format or detect_format(p)
-    state_file = Path(state) if state is not None else default_state_path(mem)
+    state_file = Path(state).expanduser() if state is not None else default_state_path(mem)
+    if state_file.is_dir():  # refused before anything is read: the state is written after the import
+        raise InvalidInput(f"state: {state_file} is a directory; give the path of a file (it need not exist)")
     st = _State.load(state_file, mem)
     skipped = Skipped()
     run = _Run(st, user=user, as_user=as_user, rescan=rescan, skipped=skipped)
