@@ -46,6 +46,29 @@ def test_count_tokens_upto_equals_the_capped_full_count_on_real_messages(shared_
             assert count_tokens_upto(text, cap) == min(count_tokens(text), cap)
 
 
+def test_token_count_caches_are_bounded_and_cost_the_garbage_collector_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counts are remembered in plain dicts of strings to ints, which the collector does not track (an
+    lru_cache's entries made every full collection walk them), and a full cache starts over."""
+    import gc
+
+    from refind import tokens
+
+    tokens.clear_caches()
+    monkeypatch.setattr(tokens, "_CACHE_MAX", 50)
+    texts = [f"message number {i} about the kayak trip" for i in range(120)]
+    first = [(count_tokens(t), count_tokens_upto(t, 4)) for t in texts]
+    assert len(tokens._counts) <= 50 and all(len(c) <= 50 for c in tokens._counts_upto.values())
+    gc.collect()
+    assert not gc.is_tracked(tokens._counts)
+    assert not any(gc.is_tracked(c) for c in tokens._counts_upto.values())
+    again = [(count_tokens(t), count_tokens_upto(t, 4)) for t in texts]  # some remembered, some counted anew
+    tokens.clear_caches()
+    fresh = [(count_tokens(t), count_tokens_upto(t, 4)) for t in texts]
+    assert first == again == fresh and all(n > 4 and upto == 4 for n, upto in first)
+
+
 def test_serve_warms_up_before_its_searches(tmp_path: Path) -> None:
     """``--warm-up`` in the serving process (search workers 0) and in reader processes: searches answer as
     without it, and the log says what ran."""
