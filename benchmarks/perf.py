@@ -21,7 +21,10 @@ their figures come from the same window and compare as ratios. Per configuration
 - ``search_steady``: the same, ``--searches`` more, after ``--steady`` further untimed searches: a process
   that has served its first thousand-odd searches (a server, an agent's long session), whose engine code
   is compiled. The JIT's work ends gradually: the p50 of successive blocks of 200 searches falls for about
-  1,200-1,400 searches, then holds (docs/benchmarks/perf.md). ``--steady 0`` leaves it out;
+  1,200-1,400 searches, then holds (docs/benchmarks/perf.md). ``--steady 0`` leaves it out. With
+  ``--freeze`` the process calls ``gc.freeze()`` first, as ``refind serve`` does once started;
+  ``search_gc_ms`` and ``search_steady_gc_ms``: Python's garbage collector's time within each timed block,
+  ``search_steady_over_30ms``: how many steady searches took over 30 ms;
 - ``refind_rebuild``: the yardstick of the published ReFind system, which rebuilds BM25 in Python over the
   user's messages for every query (tokenize, document frequencies, score every message, top 50), timed on
   one user's whole history ``--rebuilds`` times; ``search_speedup_vs_rebuild`` is its p50 over the
@@ -50,6 +53,7 @@ store is held to (search and add of 20 at the larger history over the smaller).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -281,6 +285,28 @@ def corpus(n_messages: int, n_users: int, seed: int, prefix: str = "s") -> Itera
         session_no += 1
 
 
+class _Collector:
+    """Milliseconds Python's garbage collector ran (all generations) while :meth:`timing` was open."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+        self._start = 0.0
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.ms += (time.perf_counter() - self._start) * 1000
+
+    @contextlib.contextmanager
+    def timing(self) -> Iterator[None]:
+        gc.callbacks.append(self._callback)
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(self._callback)
+
+
 def _rss_peak_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -357,6 +383,7 @@ def measure(
     rebuilds: int = 5,
     store: str | None = None,
     steady: int = 1500,
+    freeze: bool = False,
 ) -> dict:
     """One configuration, in this process (see the module's doc). ``store``: a store URL
     (``opensearch://host:port/prefix``) instead of a temporary index directory; ``-{users}u`` is appended
@@ -416,25 +443,35 @@ def measure(
         now = START_MS + YEAR_MS
         for i in range(warmup):
             mem.search(_fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now)
+        collector = _Collector()
         search_ms = []
-        for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
-            user = f"user-{rng.randrange(users):05d}"
-            q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
-            t = time.perf_counter()
-            mem.search(q, user, now=now)
-            search_ms.append((time.perf_counter() - t) * 1000)
+        with collector.timing():
+            for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
+                user = f"user-{rng.randrange(users):05d}"
+                q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+                t = time.perf_counter()
+                mem.search(q, user, now=now)
+                search_ms.append((time.perf_counter() - t) * 1000)
+        search_gc_ms = collector.ms
         steady_ms: list[float] = []
         if steady > 0:
             for i in tqdm(range(steady), desc="steady warm-up", file=sys.stderr, mininterval=1.0):
                 mem.search(
                     _fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now
                 )
-            for i in tqdm(range(searches), desc="search (steady)", file=sys.stderr, mininterval=1.0):
-                user = f"user-{rng.randrange(users):05d}"
-                q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
-                t = time.perf_counter()
-                mem.search(q, user, now=now)
-                steady_ms.append((time.perf_counter() - t) * 1000)
+            if freeze:  # as refind serve does once started: what lives on leaves the collector's scans
+                gc.collect()
+                gc.freeze()
+            collector.ms = 0.0
+            with collector.timing():
+                for i in tqdm(range(searches), desc="search (steady)", file=sys.stderr, mininterval=1.0):
+                    user = f"user-{rng.randrange(users):05d}"
+                    q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+                    t = time.perf_counter()
+                    mem.search(q, user, now=now)
+                    steady_ms.append((time.perf_counter() - t) * 1000)
+            if freeze:
+                gc.unfreeze()
         settings = mem.settings.model_dump()
         mem.close()
     finally:
@@ -467,6 +504,7 @@ def measure(
         **_dist("query", query_ms),
         "query_mean_hits": round(hits_total / max(queries, 1), 1),
         **_dist("search", search_ms),
+        "search_gc_ms": round(search_gc_ms, 1),
         **_dist("parse_time_range", parse_ms),
         "refind_rebuild_messages": len(history),
         **_dist("refind_rebuild", rebuild_ms),
@@ -474,6 +512,8 @@ def measure(
         **(
             {
                 **_dist("search_steady", steady_ms),
+                "search_steady_gc_ms": round(collector.ms, 1),
+                "search_steady_over_30ms": sum(1 for ms in steady_ms if ms > 30),
                 "search_steady_speedup_vs_rebuild": round(
                     statistics.median(rebuild_ms) / statistics.median(steady_ms), 1
                 ),
@@ -490,6 +530,7 @@ def measure(
             "searches": searches,
             "warmup": warmup,
             "steady": steady,
+            "freeze": freeze,
             "rebuilds": rebuilds,
             **settings,
         },
@@ -626,6 +667,7 @@ def run(
     longmemeval: Path | None = None,
     store: str | None = None,
     steady: int = 1500,
+    freeze: bool = False,
 ) -> dict:
     configs = []
     where = [f"--store={store}"] if store is not None else []
@@ -641,6 +683,7 @@ def run(
                 f"--warmup={warmup}",
                 f"--rebuilds={rebuilds}",
                 f"--steady={steady}",
+                *(["--freeze"] if freeze else []),
                 *where,
             ]
         )
@@ -705,6 +748,11 @@ def main(argv: list[str] | None = None) -> int:
         default=1500,
         help="untimed searches after the timed ones, then --searches timed again: the steady state (0: none)",
     )
+    ap.add_argument(
+        "--freeze",
+        action="store_true",
+        help="gc.freeze() before the steady searches, as refind serve does once started",
+    )
     ap.add_argument("--rebuilds", type=int, default=5, help="timed ReFind-style BM25 rebuilds")
     ap.add_argument("--longmemeval", type=Path, help="also measure importing this LongMemEval file")
     ap.add_argument(
@@ -738,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.rebuilds,
                 store=args.store,
                 steady=args.steady,
+                freeze=args.freeze,
             )
         print(json.dumps(report))
         return 0
@@ -756,6 +805,7 @@ def main(argv: list[str] | None = None) -> int:
         args.longmemeval,
         store=args.store,
         steady=args.steady,
+        freeze=args.freeze,
     )
     report = {"command": "python -m benchmarks perf " + " ".join(argv), **report}
     (args.out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -4,6 +4,7 @@ against the engine's own rate on the same documents, not against a cheaper shape
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -88,8 +89,11 @@ def test_perf_measures_the_first_searches_and_the_steady_state_apart() -> None:
     from benchmarks.perf import measure
 
     small = {"adds": 2, "queries": 3, "searches": 6, "warmup": 1, "rebuilds": 1}
-    report = measure(600, 3, steady=4, **small)
-    assert report["settings"]["steady"] == 4
+    report = measure(600, 3, steady=4, freeze=True, **small)
+    assert report["settings"]["steady"] == 4 and report["settings"]["freeze"] is True
+    assert report["search_gc_ms"] >= 0 and report["search_steady_gc_ms"] >= 0
+    assert 0 <= report["search_steady_over_30ms"] <= 6
+    assert gc.get_freeze_count() == 0  # the benchmark's freeze is undone: nothing else is affected
     for name in ("search", "search_steady"):
         assert 0 < report[f"{name}_p50_ms"] <= report[f"{name}_p95_ms"]
     ratio = report["refind_rebuild_p50_ms"] / report["search_steady_p50_ms"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -452,6 +453,20 @@ def test_llm_agent_without_an_endpoint_is_a_startup_error(tmp_path: Path) -> Non
     done = _run_server(tmp_path, "--data", str(tmp_path / "i"), "--agent", "llm")
     assert done.returncode == 1 and "REFIND_LLM_API_KEY" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_started_server_freezes_its_heap_out_of_the_collectors_scans(tmp_path: Path) -> None:
+    """Once started, the serving process (and each search worker) moves what startup left alive to the
+    collector's permanent generation (refind.server._pool.settle_heap), says how much in its start line,
+    and serves as before."""
+    for workers in ("0", "1"):
+        with running(tmp_path, "--search-workers", workers) as server, client(server) as http:
+            frozen = re.findall(r"frozen_objects=(\d+)", server.log())
+            assert len(frozen) == 1 and int(frozen[0]) > 10_000, server.log()[-2000:]
+            add = http.post("/add", json=add_body(f"f{workers}", "u", "s", ["the kayak trip to the lake"]))
+            assert add.status_code == 200
+            found = http.post("/search", json=search_body("kayak trip", "u")).json()["data"]
+            assert found and "kayak" in found[0]["content"]
 
 
 def test_the_http_stack_loads_only_when_serving(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from refind.server._models import (
     content_text,
     query_text,
 )
-from refind.server._pool import SearchPool, search_items
+from refind.server._pool import SearchPool, search_items, settle_heap
 
 __all__ = ["build_app"]
 
@@ -247,9 +247,10 @@ def build_app(
             runtime.retention = _Retention(sweep, config.retention_days, config.retention_interval_s)
             runtime.retention.start()
         where = mem.location
+        frozen = settle_heap()  # last: what startup left alive is out of the collector's scans from here
         log.info(
             "refind %s serving %s: auth=%s agent=%s threads=%d search_workers=%d max_in_flight=%d "
-            "max_body_bytes=%d retention_days=%s",
+            "max_body_bytes=%d retention_days=%s frozen_objects=%d",
             refind.__version__,
             where,
             config.auth,
@@ -259,6 +260,7 @@ def build_app(
             config.in_flight_limit,
             config.max_body_bytes,
             config.retention_days,
+            frozen,
         )
         try:
             yield

@@ -15,6 +15,7 @@ that dies fails its search with 503 and the pool is restarted.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import multiprocessing
 import os
@@ -80,6 +81,18 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="refind-parent-watch", daemon=True).start()
 
 
+def settle_heap() -> int:
+    """Once a serving process has started (modules imported, the JVM and JPype up, warmed up): collect, then
+    move every object alive to the collector's permanent generation (``gc.freeze``), so that its full
+    collections, which a search's allocations trigger every few dozen searches, stop walking the tens of
+    thousands of objects that live as long as the process. Measured (docs/service.md): on one index, the
+    collector's time over 1,200 searches fell from 0.6-1.5 s to under 0.1 s and the searches over 30 ms
+    from 18-44 to 1. Returns how many objects were frozen."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def _start_worker(path: str, settings: dict[str, Any] | None, agent: str, warm_up_s: float = 0.0) -> None:
     global _memory, _agent, _warmed
     _exit_with_parent()
@@ -88,6 +101,7 @@ def _start_worker(path: str, settings: dict[str, Any] | None, agent: str, warm_u
     _agent = refind.LLMAgent() if agent == "llm" else None
     if warm_up_s > 0:
         _warmed = refind.warm_up(warm_up_s)
+    settle_heap()
 
 
 def _search(request: dict[str, Any]) -> list[dict[str, Any]]:
