@@ -20,8 +20,9 @@ their figures come from the same window and compare as ratios. Per configuration
   work on the engine's code;
 - ``search_steady``: the same, ``--searches`` more, after ``--steady`` further untimed searches: a process
   that has served its first thousand-odd searches (a server, an agent's long session), whose engine code
-  is compiled. The JIT's work ends gradually: the p50 of successive blocks of 200 searches falls for about
-  1,200-1,400 searches, then holds (docs/benchmarks/perf.md). ``--steady 0`` leaves it out. With
+  is compiled. The JIT's work ends gradually (in ad hoc runs the p50 of successive blocks of 200 searches
+  kept falling over the first thousand-odd searches, then held; docs/benchmarks/perf.md). ``--steady 0``
+  leaves it out. With
   ``--freeze`` the process calls ``gc.freeze()`` first, as ``refind serve`` does once started;
   ``search_gc_ms`` and ``search_steady_gc_ms``: Python's garbage collector's time within each timed block,
   ``search_steady_over_30ms``: how many steady searches took over 30 ms;
