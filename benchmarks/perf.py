@@ -444,17 +444,23 @@ def measure(
         now = START_MS + YEAR_MS
         for i in range(warmup):
             mem.search(_fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now)
-        collector = _Collector()
-        search_ms = []
-        with collector.timing():
-            for i in tqdm(range(searches), desc="search", file=sys.stderr, mininterval=1.0):
-                user = f"user-{rng.randrange(users):05d}"
-                q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
-                t = time.perf_counter()
-                mem.search(q, user, now=now)
-                search_ms.append((time.perf_counter() - t) * 1000)
-        search_gc_ms = collector.ms
+
+        def timed_searches(desc: str) -> tuple[list[float], float]:
+            """``searches`` timed searches, and the collector's milliseconds within them."""
+            collector = _Collector()
+            out: list[float] = []
+            with collector.timing():
+                for i in tqdm(range(searches), desc=desc, file=sys.stderr, mininterval=1.0):
+                    user = f"user-{rng.randrange(users):05d}"
+                    q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+                    t = time.perf_counter()
+                    mem.search(q, user, now=now)
+                    out.append((time.perf_counter() - t) * 1000)
+            return out, collector.ms
+
+        search_ms, search_gc_ms = timed_searches("search")
         steady_ms: list[float] = []
+        steady_gc_ms = 0.0
         if steady > 0:
             for i in tqdm(range(steady), desc="steady warm-up", file=sys.stderr, mininterval=1.0):
                 mem.search(
@@ -463,14 +469,7 @@ def measure(
             if freeze:  # as refind serve does once started: what lives on leaves the collector's scans
                 gc.collect()
                 gc.freeze()
-            collector.ms = 0.0
-            with collector.timing():
-                for i in tqdm(range(searches), desc="search (steady)", file=sys.stderr, mininterval=1.0):
-                    user = f"user-{rng.randrange(users):05d}"
-                    q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
-                    t = time.perf_counter()
-                    mem.search(q, user, now=now)
-                    steady_ms.append((time.perf_counter() - t) * 1000)
+            steady_ms, steady_gc_ms = timed_searches("search (steady)")
             if freeze:
                 gc.unfreeze()
         settings = mem.settings.model_dump()
@@ -513,7 +512,7 @@ def measure(
         **(
             {
                 **_dist("search_steady", steady_ms),
-                "search_steady_gc_ms": round(collector.ms, 1),
+                "search_steady_gc_ms": round(steady_gc_ms, 1),
                 "search_steady_over_30ms": sum(1 for ms in steady_ms if ms > 30),
                 "search_steady_speedup_vs_rebuild": round(
                     statistics.median(rebuild_ms) / statistics.median(steady_ms), 1
