@@ -169,6 +169,19 @@ def test_cjk_text_is_searchable(mem: refind.Memory) -> None:
     assert mem.query("u", "Kyoto") == []
 
 
+def test_a_written_batch_is_not_kept_by_the_bridge(mem: refind.Memory) -> None:
+    """Each write's bytes become a fresh Java array that nothing keeps once written (a cache on it held every
+    batch of a process, Python's bytes and the Java copy, for good); Java classes are the ones cached."""
+    from refind.store._jvm import java_bytes, jclass
+
+    mem.add("u", "s", msgs("kayak trip"))  # the JVM is up
+    first, second = java_bytes(b'{"a": 1}'), java_bytes(b'{"a": 1}')
+    assert first is not second and bytes(first) == bytes(second) == b'{"a": 1}'
+    assert not hasattr(java_bytes, "cache_info")
+    assert jclass("java.lang.String") is jclass("java.lang.String")
+    assert jclass.cache_info().hits >= 1  # type: ignore[attr-defined]
+
+
 def test_text_of_every_plane_is_stored_and_searched_exactly_through_both_write_paths(
     mem: refind.Memory,
 ) -> None:

@@ -167,7 +167,6 @@ def _quiet_java_logging() -> None:
     jclass("java.util.logging.LogManager").getLogManager().getLogger("").setLevel(jul_level.WARNING)
 
 
-@functools.cache
 def java_bytes(data: bytes) -> Any:
     """``data`` as a Java ``byte[]``: one copy across the bridge (a long ``str`` of non-ASCII text is
     converted character by character, about ten times slower; docs/store.md)."""
@@ -175,6 +174,7 @@ def java_bytes(data: bytes) -> Any:
     return jpype.JArray(jpype.JByte)(data)
 
 
+@functools.cache
 def jclass(name: str) -> Any:
     """A Java class by its binary name (``a.b.Outer$Inner``), cached. The JVM must be started."""
     return _jpype().JClass(name)
