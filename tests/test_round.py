@@ -155,3 +155,36 @@ def test_a_personal_index_searched_without_the_owner_filter_still_keeps_owners_a
     assert [h.id for h in mem.query("ann", "red kite hill", k=50)] == [h.id for h in alone]
     assert mem.store.term_counts("ann", "kite better") == {"kite": 30, "better": 0}
     mem.close()
+
+
+def test_a_personal_index_is_asked_again_once_another_person_shares_its_session_ids(tmp_path: Path) -> None:
+    """The engine remembers, per version of the index, whether one person holds every message and session
+    (then windows and the session ranking skip the owner checks); a second person's write, even to a session
+    of the same id, makes a new version, and the windows and ranking keep the two apart again."""
+    mem = refind.Memory(tmp_path / "index")
+    mem.add(
+        "ann", "s1", [{"role": "user", "content": f"the red kite flew over the hill {i}"} for i in range(12)]
+    )
+    specs = [
+        RoundSpec(
+            text="red kite hill", fetch=50, top_k=5, window=3, filters=None, sessions="documents", restrict=r
+        )
+        for r in (False, True)
+    ]
+    for spec in specs:  # asked while ann is the only person in the index
+        windows = mem.store.round("ann", spec).windows
+        assert windows and all(t.content.startswith("the red kite flew") for w in windows for t in w)
+    mem.add(
+        "bob",
+        "s1",
+        [{"role": "user", "content": f"my red kite is better than the hill {i}"} for i in range(12)],
+    )
+    for user, mine in (("ann", "the red kite flew"), ("bob", "my red kite is better")):
+        for spec in specs:
+            found = mem.store.round(user, spec)
+            turns = [t for w in found.windows for t in w]
+            assert found.hits and turns
+            assert all(t.content.startswith(mine) for t in turns)
+            assert {h.id for h in found.hits} <= {h.id for h in mem.query(user, "red kite hill", k=100)}
+            assert _plain(found) == _plain(round_by_calls(mem.store, user, spec))
+    mem.close()

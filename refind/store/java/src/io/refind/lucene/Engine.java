@@ -292,8 +292,36 @@ public final class Engine implements Closeable {
    * title documents, for a query over "s_contents" or "i_title", which only they carry).
    */
   private static boolean ownsAll(IndexSearcher searcher, String user, String field) throws IOException {
+    IndexReader reader = searcher.getIndexReader();
+    String key = field + SEP + user;
+    Map<String, Boolean> known;
+    synchronized (OWNERS) {
+      known = OWNERS.computeIfAbsent(reader, r -> new java.util.concurrent.ConcurrentHashMap<>());
+    }
+    Boolean cached = known.get(key);
+    if (cached != null) {
+      return cached;
+    }
+    boolean owns = ownsAllUncached(reader, user, field);
+    if (known.size() >= OWNERS_PER_READER) {
+      known.clear(); // many users searched on one reader: a fresh start rather than an unbounded map
+    }
+    known.put(key, owns);
+    return owns;
+  }
+
+  /**
+   * {@link #ownsAll}'s answers per reader: a reader never changes, and a round asks up to five times, each
+   * a seek per segment (after a day of adds, a dozen segments). Keys are weak: a reader refreshed away is
+   * collected with its answers.
+   */
+  private static final Map<IndexReader, Map<String, Boolean>> OWNERS = new java.util.WeakHashMap<>();
+
+  private static final int OWNERS_PER_READER = 4096;
+
+  private static boolean ownsAllUncached(IndexReader reader, String user, String field) throws IOException {
     BytesRef term = new BytesRef(user);
-    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+    for (LeafReaderContext leaf : reader.leaves()) {
       Terms users = leaf.reader().terms(field);
       if (users == null) {
         continue; // no messages in this segment
@@ -775,9 +803,11 @@ public final class Engine implements Closeable {
         searcher.createWeight(searcher.rewrite(bag), org.apache.lucene.search.ScoreMode.TOP_SCORES, 1f);
     List<String> ids = new ArrayList<>(new java.util.LinkedHashSet<>(only));
     List<Object[]> scored = new ArrayList<>(); // [session, score, global doc]
+    // one person's index: every session document is theirs (a segment without any holds no ids either)
+    boolean owner = ownsAll(searcher, user, "s_user");
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-      org.apache.lucene.index.PostingsEnum mine = ownedBy(leaf.reader(), "s_user", user);
-      List<int[]> candidates = mine == null ? List.of() : docsOf(leaf.reader(), idField, ids);
+      org.apache.lucene.index.PostingsEnum mine = owner ? null : ownedBy(leaf.reader(), "s_user", user);
+      List<int[]> candidates = !owner && mine == null ? List.of() : docsOf(leaf.reader(), idField, ids);
       org.apache.lucene.search.Scorer scorer = candidates.isEmpty() ? null : weight.scorer(leaf);
       if (scorer == null) {
         continue;
@@ -789,7 +819,7 @@ public final class Engine implements Closeable {
       for (int[] c : candidates) {
         int d = c[0];
         if ((live != null && !live.get(d))
-            || !holds(mine, d) // another user's session of the same id
+            || (!owner && !holds(mine, d)) // another user's session of the same id
             || !holds(it, d) // none of the words
             || (twoPhase != null && !twoPhase.matches())) {
           continue;
@@ -875,8 +905,9 @@ public final class Engine implements Closeable {
     List<List<Integer>> spansOf = new ArrayList<>(bySession.values());
     List<ScoreDoc> found = new ArrayList<>();
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-      org.apache.lucene.index.PostingsEnum mine = ownedBy(leaf.reader(), "user_id", user);
-      if (mine == null) {
+      // one person's index: every message is theirs (a segment without any holds no session ids either)
+      org.apache.lucene.index.PostingsEnum mine = owner ? null : ownedBy(leaf.reader(), "user_id", user);
+      if (!owner && mine == null) {
         continue;
       }
       org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
