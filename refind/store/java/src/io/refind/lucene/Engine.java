@@ -121,7 +121,7 @@ public final class Engine implements Closeable {
         new SearcherFactory() {
           @Override
           public IndexSearcher newSearcher(IndexReader reader, IndexReader previous) {
-            IndexSearcher searcher = new IndexSearcher(reader);
+            IndexSearcher searcher = new Searcher(reader);
             searcher.setSimilarity(similarity);
             return searcher;
           }
@@ -292,32 +292,37 @@ public final class Engine implements Closeable {
    * title documents, for a query over "s_contents" or "i_title", which only they carry).
    */
   private static boolean ownsAll(IndexSearcher searcher, String user, String field) throws IOException {
-    IndexReader reader = searcher.getIndexReader();
-    String key = field + SEP + user;
-    Map<String, Boolean> known;
-    synchronized (OWNERS) {
-      known = OWNERS.computeIfAbsent(reader, r -> new java.util.concurrent.ConcurrentHashMap<>());
+    if (!(searcher instanceof Searcher known)) {
+      return ownsAllUncached(searcher.getIndexReader(), user, field);
     }
-    Boolean cached = known.get(key);
+    Map<String, Boolean> owners = field.equals("user_id") ? known.ownsMessages : known.ownsSessions;
+    Boolean cached = owners.get(user);
     if (cached != null) {
       return cached;
     }
-    boolean owns = ownsAllUncached(reader, user, field);
-    if (known.size() >= OWNERS_PER_READER) {
-      known.clear(); // many users searched on one reader: a fresh start rather than an unbounded map
+    boolean owns = ownsAllUncached(searcher.getIndexReader(), user, field);
+    if (owners.size() >= OWNERS_PER_SEARCHER) {
+      owners.clear(); // many people searched on one version of the index: start over, stay bounded
     }
-    known.put(key, owns);
+    owners.put(user, owns);
     return owns;
   }
 
   /**
-   * {@link #ownsAll}'s answers per reader: a reader never changes, and a round asks up to five times, each
-   * a seek per segment (after a day of adds, a dozen segments). Keys are weak: a reader refreshed away is
-   * collected with its answers.
+   * The engine's searchers: one per version of the index, which never changes, so they remember {@link
+   * #ownsAll}'s answers (a round asks up to five times, each a seek per segment: after a day of adds, a
+   * dozen segments).
    */
-  private static final Map<IndexReader, Map<String, Boolean>> OWNERS = new java.util.WeakHashMap<>();
+  private static final class Searcher extends IndexSearcher {
+    final Map<String, Boolean> ownsMessages = new java.util.concurrent.ConcurrentHashMap<>();
+    final Map<String, Boolean> ownsSessions = new java.util.concurrent.ConcurrentHashMap<>();
 
-  private static final int OWNERS_PER_READER = 4096;
+    Searcher(IndexReader reader) {
+      super(reader);
+    }
+  }
+
+  private static final int OWNERS_PER_SEARCHER = 4096;
 
   private static boolean ownsAllUncached(IndexReader reader, String user, String field) throws IOException {
     BytesRef term = new BytesRef(user);
