@@ -29,6 +29,7 @@ before the next five get anything, so weak hits never crowd out the best context
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -114,6 +115,13 @@ def format_date(ms: int, form: DateForm = "session", *, text: str | None = None)
     """
     if form not in _FORMS:
         raise ValueError(f"unknown date form {form!r}; expected one of {', '.join(_FORMS)}")
+    return _format_date(ms, form, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_date(ms: int, form: DateForm, text: str | None) -> str:
+    """:func:`format_date`, remembered: every evidence block's header formats its session's date, and a
+    search's rounds show the same sessions again (it was 2% of a search's time)."""
     dt = datetime.fromtimestamp(ms / 1000, UTC)
     if form == "day":
         return f"{dt:%Y-%m-%d}"
