@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from refind.fusion import credit
+
 __all__ = ["best_per_session", "fuse", "main", "recall_all_by_type", "refind_scores"]
 
 _K0 = 60  # refind's fusion constant (Fusion.k0)
@@ -45,10 +47,10 @@ def best_per_session(session_ids: Sequence[str], similarities: Iterable[float]) 
 
 
 def fuse(scores: Mapping[str, float], dense: Sequence[str], weight: float, k0: int = _K0) -> list[str]:
-    """Sessions by ``scores`` plus ``weight / (k0 + rank)`` of their rank in ``dense`` (ties: session id)."""
-    total = defaultdict(float, scores)
-    for rank, sid in enumerate(dense, 1):
-        total[sid] += weight / (k0 + rank)
+    """Sessions by ``scores`` plus ``weight / (k0 + rank)`` of their rank in ``dense`` (ties: session id):
+    :func:`refind.fusion.credit`, as refind's rounds are fused."""
+    total = dict(scores)
+    credit(total, dense, weight, k0)
     return sorted(total, key=lambda s: (-total[s], s))
 
 
@@ -73,7 +75,7 @@ def refind_scores(memory: Any, user_id: str, question: str, now: int | None, k: 
     are the result's first ``k`` sessions: the best ``k`` fused sessions always have evidence
     (``SearchSession.complete``), and the latest-first factor only raises a score."""
     session = memory.open_session(question, user_id, now=now, top_k=k)
-    memory.default_agent().run(session, question)
+    memory.default_agent().run(session)
     scores = dict(session.session_score)
     shown: dict[str, float] = {}
     for block in session.result().evidence:

@@ -149,12 +149,12 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
             terms = _Terms(text)
             for q in mine:
                 search = memory.open_session(q.text, _USER, now=q.now, top_k=k)
-                agent.run(search, q.text)
+                agent.run(search)
                 result = search.result()
                 shown = {t.id for b in result.packed(budget).evidence for t in b.turns}
                 unpacked = {t.id for b in result.evidence for t in b.turns}
                 evidence_sessions = {b.session_id for b in result.evidence}
-                words, _ = agent.plan_keywords(q.text)
+                words = search.reading.keywords
                 asked = frozenset(search.analyze(" ".join(words)))
                 kinds = (q.type, "ALL")
                 for kind in kinds:

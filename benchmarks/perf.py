@@ -30,7 +30,7 @@ their figures come from the same window and compare as ratios. Per configuration
   user's messages for every query (tokenize, document frequencies, score every message, top 50), timed on
   one user's whole history ``--rebuilds`` times; ``search_speedup_vs_rebuild`` is its p50 over the
   search p50;
-- ``parse_time_range``: :func:`refind.timeparse.parse_time_range` alone on the same questions;
+- ``parse_time_range``: :func:`refind.query.timeparse.parse_time_range` alone on the same questions;
 - ``rss_mb``: peak resident set of the process (JVM included), the corpus held in memory included;
 - ``stream_msgs_per_s``, ``stream_rss_mb``: in a fresh process of its own, the fresh import of the same first
   80% as a stream (``import_sessions`` of the corpus generator: generation inside the timing, no message
@@ -477,7 +477,7 @@ def measure(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    from refind.timeparse import parse_time_range
+    from refind.query.timeparse import parse_time_range
 
     parse_ms = []
     for i in range(2000):

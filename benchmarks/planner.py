@@ -3,7 +3,7 @@
 No model is called: the test suite's fake OpenAI server (``tests/fake_openai.py``, real HTTP on loopback,
 the real ``openai`` client) answers every request with a fixed 3-5 call plan per question:
 
-1. ``search`` with the question's keywords (``HeuristicAgent.plan_keywords``);
+1. ``search`` with the question's keywords (``refind.query.read_question``);
 2. ``search`` with the question as asked;
 3. on every other question, ``search`` with the keywords' second half (a narrower query);
 4. ``note`` of the first two block ids of the last observation;
@@ -58,14 +58,15 @@ def run(
 
     ds = load_dataset("longmemeval", data)
     wanted = [q for q in ds.questions if not q.abstention][:questions]
-    planner = refind.HeuristicAgent()
+    from refind.query import read_question
+
     rows: list[dict[str, Any]] = []
     with FakeOpenAI() as fake:
         for key, sessions in ds.haystacks({q.haystack for q in wanted}):
             memory = open_haystack(sessions)
             try:
                 for q in (x for x in wanted if x.haystack == key):
-                    words, _ = planner.plan_keywords(q.text)
+                    words = list(read_question(q.text).keywords)
                     plan: list[Any]
                     if heuristic_first:
                         plan = [

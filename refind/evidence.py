@@ -10,16 +10,16 @@ that matched; a context turn (the window around a hit) longer than ``context_tok
 side nearest its hit. A cut is marked ``[…]``.
 
 Packing for a budget of B tokens (:func:`pack`) spends the tokens on what answers first, in tiers of
-``PACK_TIER`` sessions by fused relevance (the best five sessions get their hits and then their context
+``POLICY.pack_tier`` sessions by fused relevance (the best five sessions get their hits and then their context
 before the next five get anything, so weak hits never crowd out the best context):
 
 1. every hit turn of the tier, before any context: hits ordered across sessions by :func:`hit_order` (the
    hit's own fused score fused with its session's rank), each with its session header and date, a long
-   hit cut to the passage around its matched words (``PASSAGE_TOKENS``, at most B/8, the cut marked), so
+   hit cut to the passage around its matched words (``POLICY.passage_tokens``, at most B/8, the cut marked), so
    one long assistant answer cannot starve the hits after it;
 2. then the tier's context turns, block by block in the order of their best hit, each block's nearest
    its hits first (distance 1 around every hit of the block, then 2...), a long one first cut to the
-   passage on its hit's side (``CONTEXT_PASSAGE_TOKENS``), so that the context of the first places does
+   passage on its hit's side (``POLICY.context_passage_tokens``), so that the context of the first places does
    not take the room of the hits of the next tiers;
 3. then, with what every tier left, the cut hits grow towards their full length (at most ``hit_tokens``),
    and after them the cut context turns (at most ``context_tokens``);
@@ -36,18 +36,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from refind.models import Evidence, Turn
+from refind.fusion import two_rank_order
+from refind.models import MAX_QUERY_TERMS, Evidence, Turn
+from refind.policy import POLICY
 from refind.tokens import count_tokens, count_tokens_upto, slice_tokens
 
 __all__ = [
-    "CONTEXT_PASSAGE_TOKENS",
-    "CONTEXT_TOKENS",
     "CUT",
-    "HIT_TOKENS",
-    "PACK_TIER",
-    "PASSAGE_TOKENS",
-    "STANDING_SHARE",
-    "STANDING_TOKENS",
     "by_relevance",
     "excerpt",
     "DateForm",
@@ -61,36 +56,8 @@ __all__ = [
     "rendered_tokens",
 ]
 
-CONTEXT_TOKENS = 150
-"""Default cap on a context turn (a window turn that no search hit) when rendering."""
-HIT_TOKENS = 1000
-"""Default cap on a hit turn: longer hits are cut to the passage around the matched words."""
-PACK_TIER = 5
-"""Sessions packed together: the best five get their hits, then their context, before the next five."""
-SEGMENT_TURNS = 10
-"""Packing treats a long thread in parts: a part spans fewer than this many turns (see :func:`segments`)."""
-LONG_THREAD_TURNS = 50
-"""A session with evidence at this turn or later is a long thread (cut into parts by size)."""
-SEGMENT_GAP_MS = 6 * 3600 * 1000
-"""... and no pause longer than this (six hours) between its blocks."""
-STANDING_SHARE = 10
-"""Standing instructions get at most 1/STANDING_SHARE of a budget, but at least :data:`STANDING_TOKENS` (at
-most a quarter of it), and none below 200 tokens."""
-STANDING_TOKENS = 150
-"""The least a budget reserves for standing instructions: room for one standing sentence and its session
-header (a tenth of 1,000 tokens held none whole)."""
-PASSAGE_TOKENS = 60
-"""Under a budget, a long hit is first shown as this many tokens around its matched words (at most an
-eighth of the budget); it grows towards ``hit_tokens`` only with what every hit and context turn left."""
-CONTEXT_PASSAGE_TOKENS = 40
-"""Under a budget, a long context turn is first shown as this many tokens on its hit's side; it grows
-towards ``context_tokens`` only with what is left after the cut hits have grown."""
 CUT = "[…]"
 """Marks where a turn was cut."""
-_MIN_PASSAGE = 24  # a hit cut shorter than this many tokens says too little to be worth its line
-_HIT_SHARE = 8  # first pass: no hit passage takes more than an eighth of the budget
-_HIT_K0 = 5.0  # rank fusion constant of hit_order: small, so that the first ranks weigh most
-_MAX_TERMS = 64
 
 Keep = Literal["match", "head", "tail"]
 
@@ -172,7 +139,7 @@ def _term_roots(terms: Sequence[str]) -> list[str]:
     start of the words it came from ("hous" in "houses"); a Porter stem ending in "i" by its root, so that
     "happi" finds "happy"; CJK bigrams as written."""
     roots = []
-    for term in list(dict.fromkeys(t for t in terms if t))[:_MAX_TERMS]:
+    for term in list(dict.fromkeys(t for t in terms if t))[:MAX_QUERY_TERMS]:
         roots.append(term[:-1] if term.isascii() and len(term) > 3 and term.endswith("i") else term)
     return roots
 
@@ -301,8 +268,8 @@ def render_block(
     block: Evidence,
     *,
     header: bool = True,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
+    context_tokens: int | None = POLICY.context_tokens,
+    hit_tokens: int | None = POLICY.hit_tokens,
 ) -> str:
     """One block: its header, then ``speaker: text`` lines (hits marked ``*``), long turns cut (see the
     module docstring). ``None`` for a cap keeps those turns whole."""
@@ -316,8 +283,8 @@ def render(
     blocks: Sequence[Evidence],
     max_tokens: int | None = None,
     *,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
+    context_tokens: int | None = POLICY.context_tokens,
+    hit_tokens: int | None = POLICY.hit_tokens,
 ) -> str:
     """All blocks in session and time order (packed for ``max_tokens`` first, see :func:`pack`).
     Consecutive blocks of one session share its header; a gap between them is shown as ``...``."""
@@ -329,8 +296,8 @@ def render(
 def rendered_tokens(
     blocks: Sequence[Evidence],
     *,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
+    context_tokens: int | None = POLICY.context_tokens,
+    hit_tokens: int | None = POLICY.hit_tokens,
 ) -> int:
     """About the tokens of :func:`render` (``blocks`` without a budget), cheaply: each turn's content
     (counts are cached per text) up to its cap, plus a few for its speaker and line, plus each header. For
@@ -391,18 +358,7 @@ def hit_order(blocks: Sequence[Evidence]) -> list[tuple[int, int]]:
         hits, key=lambda x: (-blocks[x[0]].turns[x[1]].score, session_rank[blocks[x[0]].session_id], x)
     )
     own_rank = {x: r for r, x in enumerate(by_own, 1)}
-    k0 = _HIT_K0
-    return sorted(
-        hits,
-        key=lambda x: (
-            -(1.0 / (k0 + own_rank[x]) + 1.0 / (k0 + session_rank[blocks[x[0]].session_id])),
-            own_rank[x],
-        ),
-    )
-
-
-BREADTH_PASSAGE_TOKENS = 40
-"""For a breadth question, each hit's first passage (at most this many tokens): many places, each short."""
+    return two_rank_order(hits, own_rank.__getitem__, lambda x: session_rank[blocks[x[0]].session_id])
 
 
 def pack_for(
@@ -410,14 +366,14 @@ def pack_for(
     max_tokens: int,
     shape: str,
     *,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
-    segment_turns: int = SEGMENT_TURNS,
+    context_tokens: int | None = POLICY.context_tokens,
+    hit_tokens: int | None = POLICY.hit_tokens,
+    segment_turns: int = POLICY.segment_turns,
     floor: Sequence[Evidence] | None = None,
     floor_shape: str | None = None,
 ) -> list[Evidence]:
     """:func:`pack` as a question of ``shape`` wants it: a ``breadth`` question's hits of every session
-    before any context (no tiers), each first cut to ``BREADTH_PASSAGE_TOKENS``; else the default tiers
+    before any context (no tiers), each first cut to ``POLICY.breadth_passage_tokens``; else the default tiers
     (of sessions, and of parts of long threads: ``segment_turns``). With a ``floor``, everything the floor
     alone would show (packed as ``floor_shape``, by default ``shape``) is shown first (:func:`_over_floor`)."""
     if floor is not None:
@@ -437,7 +393,7 @@ def pack_for(
             max_tokens,
             context_tokens=context_tokens,
             hit_tokens=hit_tokens,
-            passage_tokens=BREADTH_PASSAGE_TOKENS,
+            passage_tokens=POLICY.breadth_passage_tokens,
             tier=None,
         )
     return pack(
@@ -481,7 +437,7 @@ def _over_floor(
         if any(t.matched for t in turns):
             rest.append(b.model_copy(update={"turns": turns}))
     room = max_tokens - used - 2  # the blank line between groups
-    if not rest or room < _MIN_PASSAGE:
+    if not rest or room < POLICY.min_passage_tokens:
         return order_evidence(first)
     more = packed(rest, room, shape)
     combined = _merge_spans([*first, *more])
@@ -515,19 +471,21 @@ def _merge_spans(blocks: Sequence[Evidence]) -> list[Evidence]:
     return order_evidence(out)
 
 
-def segments(blocks: Sequence[Evidence], segment_turns: int = SEGMENT_TURNS) -> list[tuple[str, int]]:
+def segments(blocks: Sequence[Evidence], segment_turns: int = POLICY.segment_turns) -> list[tuple[str, int]]:
     """The part of its session each block belongs to, ``(session, n)``: a session's blocks in turn order,
-    a new part starting more than :data:`SEGMENT_GAP_MS` after the previous block's last turn, or, in a
-    long thread (evidence at turn :data:`LONG_THREAD_TURNS` or later), where a block begins
+    a new part starting more than :data:`POLICY.segment_gap_ms` after the previous block's last turn, or, in a
+    long thread (evidence at turn :data:`POLICY.long_thread_turns` or later), where a block begins
     ``segment_turns`` or more turns after its part's first block (0: no cut by size). A conversation of a
     sitting is one part; a long thread (a batch of 150 messages, a ChatGPT thread resumed over months) is
-    several, and packing treats each part as it treats a session (tiers of :data:`PACK_TIER` parts)."""
+    several, and packing treats each part as it treats a session (tiers of :data:`POLICY.pack_tier` parts)."""
     by_session: dict[str, list[int]] = {}
     for bi, b in enumerate(blocks):
         by_session.setdefault(b.session_id, []).append(bi)
     out: list[tuple[str, int]] = [("", 0)] * len(blocks)
     for sid, indexes in by_session.items():
-        long = max(blocks[i].turns[-1].turn for i in indexes if blocks[i].turns) + 1 >= LONG_THREAD_TURNS
+        long = (
+            max(blocks[i].turns[-1].turn for i in indexes if blocks[i].turns) + 1 >= POLICY.long_thread_turns
+        )
         turns = segment_turns if long and segment_turns > 0 else None
         n, start, last = 0, None, None
         for bi in sorted(indexes, key=lambda i: (blocks[i].first_turn, i)):
@@ -535,7 +493,7 @@ def segments(blocks: Sequence[Evidence], segment_turns: int = SEGMENT_TURNS) -> 
             first_ts = b.turns[0].timestamp if b.turns else None
             if start is not None and (
                 (turns is not None and b.first_turn - start >= turns)
-                or (first_ts is not None and last is not None and first_ts - last > SEGMENT_GAP_MS)
+                or (first_ts is not None and last is not None and first_ts - last > POLICY.segment_gap_ms)
             ):
                 n, start = n + 1, None
             if start is None:
@@ -550,12 +508,12 @@ def pack(
     blocks: Sequence[Evidence],
     max_tokens: int,
     *,
-    context_tokens: int | None = CONTEXT_TOKENS,
-    hit_tokens: int | None = HIT_TOKENS,
-    passage_tokens: int = PASSAGE_TOKENS,
-    context_passage_tokens: int = CONTEXT_PASSAGE_TOKENS,
-    tier: int | None = PACK_TIER,
-    segment_turns: int = SEGMENT_TURNS,
+    context_tokens: int | None = POLICY.context_tokens,
+    hit_tokens: int | None = POLICY.hit_tokens,
+    passage_tokens: int = POLICY.passage_tokens,
+    context_passage_tokens: int = POLICY.context_passage_tokens,
+    tier: int | None = POLICY.pack_tier,
+    segment_turns: int = POLICY.segment_turns,
 ) -> list[Evidence]:
     """The evidence to show within ``max_tokens`` (as :func:`render` renders it), in session and time
     order: hits first, then context nearest the hits, long turns cut, never empty when anything fits (see
@@ -580,8 +538,11 @@ def pack(
                 segment_turns=segment_turns,
             )
 
-        share = max(max_tokens // STANDING_SHARE, min(STANDING_TOKENS, max_tokens // 4))
-        offered = part(standing, share) if max_tokens >= 200 else []
+        share = max(
+            max_tokens // POLICY.standing_share,
+            min(POLICY.standing_tokens, max_tokens // POLICY.standing_cap_share),
+        )
+        offered = part(standing, share) if max_tokens >= POLICY.standing_min_budget else []
         used = count_tokens(_render_ordered(offered, context_tokens, hit_tokens)) + 2 if offered else 0
         rest = part([b for b in blocks if not b.standing], max_tokens - used)
         return order_evidence([*offered, *rest])
@@ -634,16 +595,16 @@ def pack(
     for bi in range(len(ranked)):
         session_rank.setdefault(parts[bi], len(session_rank))
     all_hits = hit_order(ranked)
-    first = max(_MIN_PASSAGE, min(passage_tokens, max_tokens // _HIT_SHARE))
+    first = max(POLICY.min_passage_tokens, min(passage_tokens, max_tokens // POLICY.hit_share))
     first = first if hit_tokens is None else min(first, hit_tokens)
-    around = max(8, context_passage_tokens)
+    around = max(POLICY.min_context_tokens, context_passage_tokens)
     size = tier if tier is not None and tier > 0 else len(session_rank)
     for start in range(0, len(session_rank), size):
         hits = [h for h in all_hits if start <= session_rank[parts[h[0]]] < start + size]
         # 1. every hit, most relevant first, each cut to a passage sized to the budget, so that one long
         # answer cannot take the room of the hits after it
         for bi, ti in hits:
-            take(bi, ti, _MIN_PASSAGE, cap=first)
+            take(bi, ti, POLICY.min_passage_tokens, cap=first)
         if not picks and hits:  # nothing fits whole enough: the best hit, as far as it goes
             take(*hits[0], 1, cap=first)
         # 2. then the tier's context: block by block (in the order of their best hit), each block's
@@ -661,13 +622,17 @@ def pack(
                         if not inside or (bi, tj) in picks or ranked[bi].turns[tj].matched:
                             continue
                         if (bi, tj - step) in picks:  # context grows out of a hit, never leaves a gap
-                            take(bi, tj, 8, cap=around)
+                            take(bi, tj, POLICY.min_context_tokens, cap=around)
     # 3. what is left grows the hits that were cut towards their full length (at most hit_tokens), then
     # the context turns that were cut (at most context_tokens), in the order they were taken
     for bi, ti in [*all_hits, *(k for k in list(picks) if not ranked[k[0]].turns[k[1]].matched)]:
         p = picks.get((bi, ti))
         if p is not None and p.text != _turn_text(ranked[bi], ti, context_tokens, hit_tokens):
-            take(bi, ti, _MIN_PASSAGE if ranked[bi].turns[ti].matched else 8)
+            take(
+                bi,
+                ti,
+                POLICY.min_passage_tokens if ranked[bi].turns[ti].matched else POLICY.min_context_tokens,
+            )
     if not picks:  # no hit at all (e.g. a browse): the best block's turns in order, as far as they go
         for ti in range(len(ranked[0].turns)):
             if not take(0, ti, 1):

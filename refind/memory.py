@@ -15,6 +15,7 @@ from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.config import Settings
 from refind.errors import InvalidInput
+from refind.fusion import Fusion
 from refind.models import (
     AddResult,
     Evidence,
@@ -28,8 +29,9 @@ from refind.models import (
     to_epoch_ms,
     validation_message,
 )
+from refind.query import ReadingRules, read_question
 from refind.result import SearchResult
-from refind.search.round import Fusion, search_round
+from refind.search.round import search_round
 from refind.search.session import SearchSession, with_info
 from refind.store import open_engine
 from refind.store.base import Engine, Filters, SessionInfo
@@ -347,9 +349,9 @@ class Memory:
             )
         session = self.open_session(
             question, user_id, now=now, top_k=top_k, window=window, agent=agent.name, source=source,
-            project=project,
+            project=project, options=options, rules=getattr(agent, "reading_rules", None),
         )  # fmt: skip
-        agent.run(session, question, options=list(options) if options else None)
+        agent.run(session)
         return session.result(max_tokens=max_tokens)
 
     def default_agent(self) -> HeuristicAgent:
@@ -369,19 +371,22 @@ class Memory:
         agent: str = "tool",
         source: str | None = None,
         project: str | None = None,
+        options: Sequence[str] | None = None,
+        rules: ReadingRules | None = None,
     ) -> SearchSession:
         """A :class:`SearchSession` with this memory's settings: what agents (and :mod:`refind.tools`) run
-        rounds on. Its read-set spans every search made through it; ``source`` and ``project`` restrict it
-        to the sessions with them."""
+        rounds on. The question (with its multiple-choice ``options``) is read here, once
+        (:func:`refind.query.read_question`, under the agent's ``rules``); the session's read-set spans every
+        search made through it; ``source`` and ``project`` restrict it to the sessions with them."""
         user_id = _check_id("user_id", user_id)
         s = self.settings
         self.store.refresh()  # a read-only memory beside a writer: its latest commit
         scope = self._scope(user_id, source, project)
+        reading = read_question(question, now=_time_arg("now", now), options=options, rules=rules)
         return SearchSession(
             self.store,
             user_id,
-            question,
-            now=_time_arg("now", now),
+            reading,
             top_k=_bounded_int("top_k", top_k, s.top_k, 1, 1000),
             window=_bounded_int("window", window, s.window, 0, 100),
             readset=s.readset,

@@ -16,11 +16,15 @@ __all__ = [
     "AddResult",
     "Evidence",
     "Hit",
+    "MAX_QUERY_TERMS",
     "Message",
+    "ROUND_ACTIONS",
+    "Round",
     "RoundTrace",
     "SessionLog",
     "SessionSummary",
     "Shape",
+    "TraceAction",
     "StoreStats",
     "parse_messages",
     "TIME_FORMS",
@@ -30,6 +34,10 @@ __all__ = [
     "to_epoch_ms",
     "validation_message",
 ]
+
+MAX_QUERY_TERMS = 64
+"""Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence): a
+longer query costs no more than this."""
 
 # Epoch ms outside 1900..2200 is almost surely seconds or garbage: refuse it instead of guessing. The same
 # bounds hold for every spelling (numbers, digits, ISO 8601, chat-log dates, datetime objects).
@@ -483,17 +491,73 @@ Shape = Literal["lookup", "breadth", "period"]
 counts, "all", "so far"), or a period with no topic words of its own (``period``)."""
 
 
-class RoundTrace(BaseModel):
-    """What one step of the agent did: a search (keywords, dates, hits, new evidence) or a note/finish."""
+TraceAction = Literal[
+    "search", "browse", "complete", "shape", "note", "finish", "llm", "retry", "error", "fallback", "dates"
+]
+"""What a trace entry records: a round that searched by words (``search``) or scrolled without them
+(``browse``), the result's completion of the top sessions (``complete``), or a step that searched nothing
+(the question's ``shape``, a ``note``, ``finish``; an LLM agent's ``llm`` call, ``retry``, ``error``,
+``fallback`` and a ``dates`` correction)."""
 
-    round: int
-    action: str
+ROUND_ACTIONS: frozenset[str] = frozenset({"search", "browse"})
+"""The actions that are rounds (:attr:`RoundTrace.is_round`): the ones a plan's budget counts."""
+
+
+class Round(BaseModel):
+    """One round of a plan: the one value a plan makes, the session runs and the trace records.
+
+    ``kind`` names how it runs (a kind registered in :mod:`refind.agent.kinds`: ``broad``, ``time``,
+    ``period``, ``feedback``, a tool's ``tool`` search...); ``keywords`` are its words (None for a round
+    that scrolls instead, or whose words are found when it runs, such as ``feedback``); ``date_from`` /
+    ``date_to`` its time filter (inclusive epoch ms); ``weight`` how much its session ranking counts in the
+    final one (:data:`refind.policy.POLICY`); ``roles`` keeps its hits to messages of those roles; ``label``
+    is what the trace says of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
     keywords: str | None = None
     date_from: int | None = None
     date_to: int | None = None
+    weight: float = 1.0
+    roles: tuple[str, ...] | None = None
+    label: str = ""
+
+
+class RoundTrace(BaseModel):
+    """What one step of the agent did: a round (its :class:`Round`'s fields, then hits, new evidence, tokens
+    and time) or a step that searched nothing (a note, finish, an LLM call...)."""
+
+    round: int
+    action: TraceAction
+    kind: str | None = None
+    keywords: str | None = None
+    date_from: int | None = None
+    date_to: int | None = None
+    weight: float | None = None
+    roles: list[str] | None = None
     hits: int = 0
     new_evidence: int = 0
     new_turns: int = 0
     tokens: int = 0
     ms: float = 0.0
     note: str | None = None
+
+    @property
+    def is_round(self) -> bool:
+        """Whether this entry is a round (a search or a browse), as a plan's budget counts them."""
+        return self.action in ROUND_ACTIONS
+
+    def as_round(self) -> Round | None:
+        """The :class:`Round` this entry recorded (None for a step that was not a round of a plan)."""
+        if self.kind is None:
+            return None
+        return Round(
+            kind=self.kind,
+            keywords=self.keywords,
+            date_from=self.date_from,
+            date_to=self.date_to,
+            weight=1.0 if self.weight is None else self.weight,
+            roles=tuple(self.roles) if self.roles is not None else None,
+            label=self.note or "",
+        )

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.evidence import SEGMENT_TURNS, by_relevance, pack_for, render, render_block
+from refind.evidence import by_relevance, pack_for, render, render_block
 from refind.models import Evidence, RoundTrace, Shape
+from refind.policy import POLICY
 from refind.tokens import count_tokens
 
 __all__ = ["SearchResult"]
@@ -33,10 +34,10 @@ class SearchResult(BaseModel):
     trace: list[RoundTrace] = Field(default_factory=list)
     context_tokens: int | None = 150
     hit_tokens: int | None = 1000
-    segment_turns: int = SEGMENT_TURNS
+    segment_turns: int = POLICY.segment_turns
     shape: Shape = "lookup"
     """The question's shape the agent planned by: ``breadth`` spends the evidence on more places, each
-    shorter; ``period`` browses the period's sessions (refind.agent.shape)."""
+    shorter; ``period`` browses the period's sessions (refind.query.shape)."""
 
     floor: list[Evidence] | None = Field(default=None, exclude=True, repr=False)
     """The evidence of the plan this result's plan started from and only added to (an LLM plan's heuristic

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import refind
-from refind.agent.keywords import extract_keywords, quoted_phrases
 from refind.loaders import iter_locomo
 from refind.models import to_epoch_ms
+from refind.query.keywords import extract_keywords, quoted_phrases
 from tests.engines import engine_memory
 
 USER = "conv-26"
@@ -49,8 +49,8 @@ def test_quoted_phrases() -> None:
 
 def test_plan_adds_a_time_round_for_a_time_cue(mem: refind.Memory) -> None:
     agent = refind.HeuristicAgent()
-    session = mem.open_session("q", USER, now=NOW)
-    rounds = agent.plan(session, "What did Melanie paint last week?")
+    session = mem.open_session("What did Melanie paint last week?", USER, now=NOW)
+    rounds = agent.plan(session)
     labels = [r.label for r in rounds]
     assert labels[0] == "broad" and any(label.startswith("time: last week") for label in labels)
     time_round = next(r for r in rounds if r.date_from is not None)
@@ -59,9 +59,9 @@ def test_plan_adds_a_time_round_for_a_time_cue(mem: refind.Memory) -> None:
         to_epoch_ms("2023-10-29T23:59:59.999Z"),
     )
     assert "last week" not in (time_round.keywords or "")
-    no_cue = agent.plan(session, "What did Melanie paint?")
+    no_cue = agent.plan(mem.open_session("What did Melanie paint?", USER, now=NOW))
     assert all(r.date_from is None for r in no_cue)
-    no_time = refind.HeuristicAgent(time_filters=False).plan(session, "What did Melanie paint last week?")
+    no_time = refind.HeuristicAgent(time_filters=False).plan(session)
     assert all(r.date_from is None for r in no_time)
 
 
@@ -152,7 +152,7 @@ def test_default_agent_is_what_search_runs_from_the_settings(tmp_path: Path) -> 
         m.add("u", "a", [{"role": "user", "content": "My pottery teacher is called Ximena Oduya."}])
         m.add("u", "b", [{"role": "user", "content": "Ximena Oduya invited me to her gallery opening."}])
         agent = m.default_agent()
-        assert (agent.max_rounds, agent.feedback, agent.time_filters) == (2, True, False)
+        assert (agent.max_rounds, agent.knobs.feedback, agent.reading_rules.time_filters) == (2, True, False)
         question = "Who is my pottery teacher last week?"
         implicit = m.search(question, "u", now=NOW)
         explicit = m.search(question, "u", now=NOW, agent=agent)

@@ -14,7 +14,7 @@ from benchmarks import runner
 from benchmarks.datasets import load_dataset
 from benchmarks.time_only import load_time_only
 from refind.errors import InvalidInput
-from refind.timeparse import parse_time_range
+from refind.query.timeparse import parse_time_range
 
 SET = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "time_only.json"
 _WORD = re.compile(r"[a-z]+")

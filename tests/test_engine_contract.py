@@ -28,11 +28,10 @@ import pytest
 import refind
 from refind.config import Settings
 from refind.errors import ReadOnlyError, StoreClosed
-from refind.models import id_problem
+from refind.lexicon import ANALYZER_STOP_WORDS
+from refind.models import MAX_QUERY_TERMS, id_problem
 from refind.store import open_engine
-from refind.store.analysis import ENGLISH_STOP_WORDS
 from refind.store.base import (
-    MAX_QUERY_TERMS,
     Engine,
     Filters,
     Marker,
@@ -645,7 +644,7 @@ def test_stemming_stop_words_and_word_splitting(engine: Engine) -> None:
         "s:1"
     ]
     assert engine.query("u", "the of and was to", 10) == []
-    assert engine.analyze(" ".join(sorted(ENGLISH_STOP_WORDS))) == []
+    assert engine.analyze(" ".join(sorted(ANALYZER_STOP_WORDS))) == []
     assert engine.analyze("title:kayak John's JOHN’S don't U.S.A.") == [
         "titl",
         "kayak",

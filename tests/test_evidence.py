@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from refind.evidence import CONTEXT_TOKENS, CUT, excerpt, pack, render
+from refind.evidence import CUT, excerpt, pack, render
 from refind.models import Evidence, Turn
+from refind.policy import POLICY
 from refind.result import SearchResult
 from refind.tokens import count_tokens
 from tests.engines import engine_memory
@@ -190,9 +191,9 @@ def test_pack_shows_the_nearest_context_first_and_keeps_header_and_date() -> Non
     block = _block("s", turns, 1.0)
     hit_only = count_tokens(render([block.model_copy(update={"turns": [turns[3]]})]))
     near = count_tokens(render([block.model_copy(update={"turns": turns[2:5]})]))
-    # context turns shown whole from the start (the packing before CONTEXT_PASSAGE_TOKENS): the two
+    # context turns shown whole from the start (the packing before POLICY.context_passage_tokens): the two
     # neighbours take the budget
-    packed = pack([block], near + 2, context_passage_tokens=CONTEXT_TOKENS)
+    packed = pack([block], near + 2, context_passage_tokens=POLICY.context_tokens)
     shown = [t.turn for b in packed for t in b.turns]
     assert 3 in shown and set(shown) <= {1, 2, 3, 4, 5}
     assert {2, 4} <= set(shown) or hit_only + 2 > near  # both neighbours before anything further
@@ -212,9 +213,8 @@ def test_pack_shows_the_nearest_context_first_and_keeps_header_and_date() -> Non
 
 def test_long_context_is_cut_first_so_the_next_places_hits_fit_then_grows_back() -> None:
     """A long context turn (an assistant's long answer beside a hit) is first shown as the passage on its
-    hit's side (CONTEXT_PASSAGE_TOKENS), so the context of the best five places does not take the room of
+    hit's side (POLICY.context_passage_tokens), so the context of the best five places does not take the room of
     the sixth place's hit; what is left at the end grows it back."""
-    from refind.evidence import CONTEXT_PASSAGE_TOKENS
 
     blocks = []
     for s in range(6):
@@ -242,21 +242,20 @@ def test_long_context_is_cut_first_so_the_next_places_hits_fit_then_grows_back()
         return hits, context
 
     budget = 1000
-    whole_first, _ = hits_and_context(pack(blocks, budget, context_passage_tokens=CONTEXT_TOKENS))
+    whole_first, _ = hits_and_context(pack(blocks, budget, context_passage_tokens=POLICY.context_tokens))
     assert sixth not in whole_first  # the five places' whole context took the room
     hits, context = hits_and_context(pack(blocks, budget))
     assert sixth in hits and len(hits) == 6
-    assert context and max(context) <= CONTEXT_TOKENS
+    assert context and max(context) <= POLICY.context_tokens
     assert count_tokens(render(pack(blocks, budget))) <= budget
     # with room to spare, every context turn grows back to the context cap, and nothing is cut shorter
     _, roomy = hits_and_context(pack(blocks, 3000))
-    assert len(roomy) == 12 and min(roomy) > CONTEXT_PASSAGE_TOKENS + 20
+    assert len(roomy) == 12 and min(roomy) > POLICY.context_passage_tokens + 20
 
 
 def test_a_small_budget_still_reserves_room_for_standing_instructions() -> None:
     """A tenth of 1,000 tokens holds hardly one standing sentence with its header; the reserve is at least
-    STANDING_TOKENS (at most a quarter of the budget), and the evidence keeps the rest."""
-    from refind.evidence import STANDING_SHARE, STANDING_TOKENS
+    POLICY.standing_tokens (at most a quarter of the budget), and the evidence keeps the rest."""
 
     sentence = (
         "I prefer simple, minimal dependencies so the app stays lightweight, quick to install on a small "
@@ -280,7 +279,9 @@ def test_a_small_budget_still_reserves_room_for_standing_instructions() -> None:
     packed = pack([*evidence, *standing], 1000)
     offered = [b for b in packed if b.standing]
     shown = count_tokens(render(offered))
-    assert 1000 // STANDING_SHARE < shown <= STANDING_TOKENS  # more than a tenth, within the reserve
+    assert (
+        1000 // POLICY.standing_share < shown <= POLICY.standing_tokens
+    )  # more than a tenth, within the reserve
     assert len(offered) >= 2
     assert any(not b.standing for b in packed)
     assert count_tokens(render(packed)) <= 1000

@@ -8,6 +8,8 @@ import pytest
 
 from refind.agent.textcalls import check_dates, text_tool_calls
 from refind.models import to_epoch_ms
+from refind.query import read_question
+from refind.query.timeparse import TimeRange
 
 NOW = to_epoch_ms("2024-06-20")
 
@@ -77,6 +79,11 @@ def test_the_work_is_bounded() -> None:
     assert text_tool_calls("{" * 50_000) == []
 
 
+def cue(question: str, now: int | None) -> TimeRange | None:
+    """The question's time cue, as its reading gives it to the LLM agent."""
+    return read_question(question, now=now).time_cue
+
+
 def search_args(**dates: str) -> str:
     return json.dumps({"keywords": "concert", **dates})
 
@@ -85,7 +92,7 @@ def test_dates_outside_the_questions_period_are_corrected() -> None:
     # the model's choices seen on a real model for "last month" with now = 2024-06-20
     question = "What concert did I go to last month?"
     for wrong in ({"date_from": "2024-06-15", "date_to": "2024-06-20"}, {"date_from": "2023-01-01"}):
-        fixed, note = check_dates(search_args(**wrong), question, NOW)
+        fixed, note = check_dates(search_args(**wrong), cue(question, NOW), NOW)
         assert json.loads(fixed) == {
             "keywords": "concert",
             "date_from": "2024-05-01",
@@ -96,26 +103,28 @@ def test_dates_outside_the_questions_period_are_corrected() -> None:
 
 def test_dates_inside_the_period_stand() -> None:
     args = search_args(date_from="2024-05-10", date_to="2024-05-20")
-    assert check_dates(args, "What concert did I go to last month?", NOW) == (args, None)
+    assert check_dates(args, cue("What concert did I go to last month?", NOW), NOW) == (args, None)
 
 
 def test_without_a_cue_bounds_after_now_are_dropped() -> None:
     question = "What concert did I go to?"
-    fixed, note = check_dates(search_args(date_from="2024-01-01", date_to="2024-12-31"), question, NOW)
+    fixed, note = check_dates(
+        search_args(date_from="2024-01-01", date_to="2024-12-31"), cue(question, NOW), NOW
+    )
     assert json.loads(fixed) == {"keywords": "concert", "date_from": "2024-01-01"}
     assert note is not None and "date_to dropped" in note
-    fixed, note = check_dates(search_args(date_from="2025-01-01"), question, NOW)
+    fixed, note = check_dates(search_args(date_from="2025-01-01"), cue(question, NOW), NOW)
     assert json.loads(fixed) == {"keywords": "concert"}
     assert note is not None and "2024-06-20" in note
     args = search_args(date_from="2024-01-01", date_to="2024-03-01")
-    assert check_dates(args, question, NOW) == (args, None)
+    assert check_dates(args, cue(question, NOW), NOW) == (args, None)
 
 
 def test_without_now_or_dates_nothing_changes() -> None:
     args = search_args(date_from="2031-01-01")
-    assert check_dates(args, "What concert did I go to last month?", None) == (args, None)
-    assert check_dates(search_args(), "last month?", NOW) == (search_args(), None)
-    assert check_dates("{not json", "last month?", NOW) == ("{not json", None)
+    assert check_dates(args, cue("What concert did I go to last month?", None), None) == (args, None)
+    assert check_dates(search_args(), cue("last month?", NOW), NOW) == (search_args(), None)
+    assert check_dates("{not json", cue("last month?", NOW), NOW) == ("{not json", None)
     as_dict = {"keywords": "x", "date_from": "2023-01-01"}
-    fixed, note = check_dates(as_dict, "What did I do last month?", NOW)
+    fixed, note = check_dates(as_dict, cue("What did I do last month?", NOW), NOW)
     assert fixed == {"keywords": "x", "date_from": "2024-05-01", "date_to": "2024-05-31"} and note

@@ -12,9 +12,12 @@ import pytest
 
 import refind
 from refind.evidence import order_evidence, render
+from refind.fusion import Fusion
+from refind.fusion import fuse_hits as fuse
 from refind.loaders import iter_locomo
-from refind.models import Hit
-from refind.search import Fusion, SearchSession, fuse
+from refind.models import Hit, Round
+from refind.query import read_question
+from refind.search import SearchSession
 from tests.engines import engine_memory
 
 USER = "conv-26"
@@ -110,11 +113,16 @@ def test_time_filter_and_exclusions(locomo: refind.Memory) -> None:
     assert not {b.session_id for b in other} & {b.session_id for b in first}
 
 
+def words(session: SearchSession, keywords: str) -> list:
+    """One words round of ``keywords`` on ``session`` (as a tool's search runs one)."""
+    return session.words(Round(kind="tool", keywords=keywords))
+
+
 def test_read_set_skips_what_was_read(locomo: refind.Memory) -> None:
     for readset in ("message", "session"):
-        session = SearchSession(locomo.store, USER, "q", top_k=3, window=1, readset=readset)
-        first = session.search("painting")
-        second = session.search("painting")
+        session = SearchSession(locomo.store, USER, read_question("q"), top_k=3, window=1, readset=readset)
+        first = words(session, "painting")
+        second = words(session, "painting")
         first_ids = {t.id for b in first for t in b.turns}
         assert first and second
         matched_second = {t.id for b in second for t in b.turns if t.matched and 2 in b.rounds}
@@ -122,9 +130,9 @@ def test_read_set_skips_what_was_read(locomo: refind.Memory) -> None:
         if readset == "session":
             assert not {b.session_id for b in second} & {b.session_id for b in first}
     # with the read-set off, the same query finds the same hits again and adds nothing
-    session = SearchSession(locomo.store, USER, "q", top_k=3, window=1, readset="off")
-    session.search("painting")
-    assert session.search("painting") == []
+    session = SearchSession(locomo.store, USER, read_question("q"), top_k=3, window=1, readset="off")
+    words(session, "painting")
+    assert words(session, "painting") == []
     assert session.trace[-1].new_evidence == 0
 
 
@@ -231,7 +239,7 @@ def test_search_validation(locomo: refind.Memory) -> None:
 def test_keyword_search_is_a_round_of_search_with_the_same_settings(locomo: refind.Memory) -> None:
     for keywords in ("LGBTQ support group", "camping kids marshmallows", "adoption agencies"):
         session = locomo.open_session(keywords, USER)
-        in_search = session.search(keywords)
+        in_search = words(session, keywords)
         alone = locomo.keyword_search(keywords, USER)
         assert [b.model_dump() for b in alone] == [b.model_dump() for b in in_search], keywords
 
@@ -253,7 +261,7 @@ def test_current_state_questions_rank_the_later_of_equally_relevant_sessions_fir
 ) -> None:
     """Two sessions state the same fact differently, equally relevant to the question: asked about the
     current state ("now"), the later one ranks first whichever was added first; dates are shown."""
-    from refind.search.session import asks_current_state
+    from refind.query.shape import asks_current_state
 
     assert asks_current_state("Where do I live now?") and asks_current_state("Do I still play chess?")
     assert asks_current_state("What is my latest car?") and not asks_current_state("Where did I live?")

@@ -1,4 +1,4 @@
-"""Question shapes (refind.agent.shape): a pure function, checked on questions of each kind, and the
+"""Question shapes (refind.query.shape): a pure function, checked on questions of each kind, and the
 heuristic agent's use of them on a real index (period questions browse the period; a zero-hit round never
 ends a search while a time cue is unused; breadth spends the evidence on more places)."""
 
@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 import refind
-from refind.agent.shape import asks_beginning, question_shape, strip_answer_form, whose_words
+from refind.query import read_question
+from refind.query.keywords import strip_answer_form
+from refind.query.shape import asks_beginning, question_shape, whose_words
 
 
 @pytest.mark.parametrize(
@@ -213,7 +215,7 @@ def test_a_question_about_how_it_began_reads_the_earliest_sessions_opening() -> 
     ],
 )
 def test_a_breadth_question_searches_its_topic_not_its_form(question: str, keywords: list[str]) -> None:
-    assert refind.HeuristicAgent().plan_keywords(question)[0] == keywords
+    assert list(read_question(question).keywords) == keywords
 
 
 def test_the_answer_form_phrase_is_cut() -> None:
@@ -241,7 +243,7 @@ def test_a_breadth_question_about_the_persons_own_words_searches_only_their_mess
 def test_a_summary_reads_the_openings_of_the_best_sessions() -> None:
     """'A summary of how my garden project went': each conversation says what it is about in its opening
     messages, which share few words with the question; the agent reads them after its rounds."""
-    from refind.agent.shape import asks_summary
+    from refind.query.shape import asks_summary
 
     assert asks_summary("Can you give me a detailed summary of my garden project?")
     assert asks_summary("Walk me through the evolution of my garden layout")

@@ -101,7 +101,7 @@ def test_search_offers_the_standing_instructions_marked_and_within_a_tenth_of_th
 
 
 def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> None:
-    from refind.standing import is_request
+    from refind.query.shape import is_request
 
     assert is_request("Could you show me how to implement a login feature?")
     assert is_request("Which HTML elements should I use for the header?")
@@ -114,7 +114,7 @@ def test_an_instruction_given_after_a_search_is_offered_by_the_next(tmp_path) ->
     """A store that says which version of the index it searches finds a person's standing instructions once
     per version; a new message is a new version, so the next search offers the new instruction, and a
     reader in another process sees it after the writer's commit."""
-    from refind.search.session import standing_candidates
+    from refind.search.standing import standing_candidates
 
     mem = refind.Memory(tmp_path / "index")
     ask = "Please suggest a tool that ships logs to the collector."

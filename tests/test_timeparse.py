@@ -1,4 +1,4 @@
-"""refind.timeparse: time cues in questions → inclusive UTC day ranges (epoch ms)."""
+"""refind.query.timeparse: time cues in questions → inclusive UTC day ranges (epoch ms)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refind.evidence import format_date
-from refind.timeparse import (
+from refind.query.timeparse import (
     TimeRange,
     find_time_expressions,
     parse_time_range,

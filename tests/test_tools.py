@@ -123,8 +123,8 @@ def test_breadth_asked_after_the_heuristic_rounds_keeps_all_they_found(locomo: r
     # an LLM plan starts from the heuristic agent's rounds: a later breadth search drops near duplicates
     # among its own hits only, so every turn the heuristic rounds found is still handed on
     question = "What did Caroline say about the LGBTQ support group?"
-    tools = ToolDispatcher(locomo, USER, now="2023-07-10")
-    refind.HeuristicAgent().run_rounds(tools.session, question)
+    tools = ToolDispatcher(locomo, USER, now="2023-07-10", question=question)
+    refind.HeuristicAgent().run_rounds(tools.session)
     before = {t.id for e in tools.result().evidence for t in e.turns}
     tools.call("search", {"keywords": "support group LGBTQ", "breadth": True})
     tools.call("search", {"keywords": "support group Caroline", "breadth": True})

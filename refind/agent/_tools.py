@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol
 
+from refind.agent.kinds import KINDS
+from refind.agent.kinds.tool import TOOL
 from refind.errors import InvalidInput
 from refind.evidence import format_date, pack, render_block
-from refind.models import Evidence, Turn, to_epoch_ms
+from refind.models import Evidence, Round, Turn, to_epoch_ms
 from refind.result import SearchResult
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens, truncate_to_tokens
@@ -331,7 +333,15 @@ class ToolDispatcher:
             raise _BadCall("breadth must be true or false (or left out)")
         if breadth:  # many places, each short (as the heuristic agent's breadth)
             self.session.widen("asked for by the search tool")
-        new = self.session.search(keywords, ms_from, ms_to, note=self.label, weight=self.weight)
+        round_ = Round(
+            kind=TOOL.name,
+            keywords=keywords,
+            date_from=ms_from,
+            date_to=ms_to,
+            weight=self.weight,
+            label=self.label,
+        )
+        new = KINDS.run(self.session, round_)
         # a block's id changes when a later round extends it; the ids the model saw must still work
         self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
         return ToolOutcome(

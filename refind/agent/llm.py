@@ -53,8 +53,7 @@ from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
 from refind.agent.toolmodes import TOOL_MODES, response_format, result_message, tools_prompt
 from refind.errors import InvalidInput, LLMUnavailable
-from refind.evidence import pack
-from refind.models import Evidence, RoundTrace
+from refind.query.reading import ReadingRules
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
 
@@ -244,32 +243,38 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ the loop
 
-    def run(self, session: SearchSession, question: str, *, options: Sequence[str] | None = None) -> None:
+    @property
+    def reading_rules(self) -> ReadingRules:
+        """How the questions it plans for are read: as its heuristic seed reads them."""
+        return self._seed_agent().reading_rules
+
+    def run(self, session: SearchSession) -> None:
         if self.heuristic_first:
-            return self._run_seeded(session, question, options)
+            return self._run_seeded(session)
         if self._unavailable is not None:
-            return self._fall_back(session, question, options, self._unavailable)
+            return self._fall_back(session, self._unavailable)
         tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
         try:
-            self._converse(session, tools, question, options)
+            self._converse(session, tools)
         except _Fallback as exc:
-            self._fall_back(session, question, options, str(exc))
+            self._fall_back(session, str(exc))
             return
         if not session.blocks:  # the model's searches found nothing: the heuristic plan may
-            self._fall_back(session, question, options, "the model's searches found no evidence")
+            self._fall_back(session, "the model's searches found no evidence")
             return
-        self._keep_seen(session, tools.shown)
+        # what it hands on is what the model saw (or noted)
+        session.keep_seen(tools.shown, self.unseen_tokens)
 
     def _seed_agent(self) -> HeuristicAgent:
         return self.fallback if isinstance(self.fallback, HeuristicAgent) else HeuristicAgent()
 
-    def _run_seeded(self, session: SearchSession, question: str, options: Sequence[str] | None) -> None:
+    def _run_seeded(self, session: SearchSession) -> None:
         """Heuristic first: the heuristic plan's rounds (milliseconds), then the model sees what they found
         and may add rounds (weighted ``model_weight`` in the session ranking) or stop. All evidence is
         kept and fused as the heuristic agent's is; the model's notes are recorded, not used as a filter,
         so the result holds at least what the heuristic agent returns."""
         seed = self._seed_agent()
-        seed.run_rounds(session, question, options=options)
+        seed.run_rounds(session)
         session.keep_floor()  # within a budget the model's rounds add to the heuristic evidence, never displace it
         heuristic_rounds = session.rounds
         if self._unavailable is not None:
@@ -283,20 +288,11 @@ class LLMAgent:
         searched = [t.keywords for t in session.trace if t.action == "search" and t.keywords]
         seen = tools.show(ranked, "the searches already run")
         try:
-            self._converse(session, tools, question, options, seeded=(searched, seen))
+            self._converse(session, tools, seeded=(searched, seen))
         except _Fallback as exc:
             self._stand(session, str(exc))
             return
-        if any(b.noted for b in session.blocks):
-            noted = sum(1 for b in session.blocks if b.noted)
-            session.blocks = [b.model_copy(update={"noted": False}) if b.noted else b for b in session.blocks]
-            session.trace.append(
-                RoundTrace(
-                    round=session.rounds,
-                    action="note",
-                    note=f"{noted} noted block(s) kept with the rest: heuristic first keeps all evidence",
-                )
-            )
+        session.unnote("noted block(s) kept with the rest: heuristic first keeps all evidence")
         log.debug("LLMAgent: %d heuristic round(s), %d in all", heuristic_rounds, session.rounds)
 
     def _stand(self, session: SearchSession, cause: str) -> None:
@@ -305,54 +301,9 @@ class LLMAgent:
             log.debug("LLMAgent keeps the heuristic evidence: %s", cause)
         else:
             log.warning("LLMAgent keeps the heuristic evidence: %s", cause)
-        session.trace.append(
-            RoundTrace(
-                round=session.rounds,
-                action="fallback",
-                note=f"{self._seed_agent().name} rounds' evidence stands: {cause}",
-            )
-        )
+        session.step("fallback", f"{self._seed_agent().name} rounds' evidence stands: {cause}")
         if not session.finished:
             session.finish("heuristic rounds done; the model added nothing")
-
-    def _keep_seen(self, session: SearchSession, shown: set[str]) -> None:
-        """The evidence is what the model saw or noted: noted blocks when it noted any; else the turns its
-        observations showed, plus the unseen rest packed into at most ``unseen_tokens`` (best first). Top
-        sessions the model never saw are not added afterwards."""
-        session.complete_missing = False
-        if any(b.noted for b in session.blocks):
-            return
-        seen: list[Evidence] = []
-        unseen: list[Evidence] = []
-        for block in session.blocks:
-            for keep, runs in ((True, seen), (False, unseen)):
-                run: list[Any] = []
-                for t in [*block.turns, None]:
-                    if t is not None and (t.id in shown) == keep and (not run or t.turn == run[-1].turn + 1):
-                        run.append(t)
-                        continue
-                    if run:
-                        runs.append(
-                            block.model_copy(
-                                update={
-                                    "id": f"{block.session_id}#{run[0].turn}-{run[-1].turn}",
-                                    "turns": run,
-                                }
-                            )
-                        )
-                    run = [t] if t is not None and (t.id in shown) == keep else []
-        rest = (
-            pack(
-                unseen,
-                self.unseen_tokens,
-                context_tokens=session.context_tokens,
-                hit_tokens=session.hit_tokens,
-                segment_turns=session.segment_turns,
-            )
-            if unseen and self.unseen_tokens > 0
-            else []
-        )
-        session.blocks = [*seen, *rest]
 
     def _fit(self, messages: list[dict[str, Any]]) -> bool:
         """Keep the conversation within ``conversation_tokens``: the oldest observations are replaced by
@@ -376,11 +327,10 @@ class LLMAgent:
         self,
         session: SearchSession,
         tools: ToolDispatcher,
-        question: str,
-        options: Sequence[str] | None,
         seeded: tuple[list[str], str] | None = None,
     ) -> None:
-        user = _user_message(question, options)
+        reading = session.reading
+        user = _user_message(reading.text, reading.options)
         if seeded is not None:
             searched, seen = seeded
             user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
@@ -414,14 +364,12 @@ class LLMAgent:
                 actions += 1
                 call_id, name, arguments = _unpack_call(call)
                 if name == "search":
-                    arguments, fixed = check_dates(arguments, question, session.now)
+                    arguments, fixed = check_dates(arguments, reading.time_cue, session.now)
                     if fixed is not None:
-                        session.trace.append(RoundTrace(round=session.rounds, action="dates", note=fixed))
+                        session.step("dates", fixed)
                 outcome = tools.execute(name, arguments)
                 if outcome.error is not None:
-                    session.trace.append(
-                        RoundTrace(round=session.rounds, action="error", note=f"{name}: {outcome.error}")
-                    )
+                    session.step("error", f"{name}: {outcome.error}")
                     if in_row >= self.max_corrections or total > self.max_corrections:
                         raise _Fallback(f"malformed tool calls ({name}: {outcome.error})")
                     in_row += 1
@@ -436,17 +384,13 @@ class LLMAgent:
                     return
         session.finish(f"budget spent: {self.max_actions} actions")
 
-    def _fall_back(
-        self, session: SearchSession, question: str, options: Sequence[str] | None, cause: str
-    ) -> None:
+    def _fall_back(self, session: SearchSession, cause: str) -> None:
         if cause == self._unavailable:  # the rejected key was logged once already
             log.debug("LLMAgent falls back to %s: %s", self.fallback.name, cause)
         else:
             log.warning("LLMAgent falls back to %s: %s", self.fallback.name, cause)
-        session.trace.append(
-            RoundTrace(round=session.rounds, action="fallback", note=f"{self.fallback.name} plan: {cause}")
-        )
-        self.fallback.run(session, question, options=options)
+        session.step("fallback", f"{self.fallback.name} plan: {cause}")
+        self.fallback.run(session)
 
     # ------------------------------------------------------------------ one model call, with retries
 
@@ -465,13 +409,10 @@ class LLMAgent:
             if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
                 # a server error on the model's output repeats at temperature 0: sample the retry
                 temperature[0] = RETRY_TEMPERATURE
-            session.trace.append(
-                RoundTrace(
-                    round=session.rounds,
-                    action="retry",
-                    note=f"attempt {state.attempt_number} failed ({self._describe(exc)}); retrying in {wait:.2f} s"
-                    + (f" at temperature {temperature[0]}" if temperature[0] else ""),
-                )
+            session.step(
+                "retry",
+                f"attempt {state.attempt_number} failed ({self._describe(exc)}); retrying in {wait:.2f} s"
+                + (f" at temperature {temperature[0]}" if temperature[0] else ""),
             )
 
         retrying = Retrying(
@@ -524,15 +465,12 @@ class LLMAgent:
         if not calls:
             calls = [c.as_dict() for c in text_tool_calls(getattr(message, "content", None))]
             how = " written as text" if calls else ""
-        session.trace.append(
-            RoundTrace(
-                round=session.rounds,
-                action="llm",
-                tokens=prompt + completion,
-                ms=ms,
-                note=f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
-                f"{len(calls)} tool call(s){how}",
-            )
+        session.step(
+            "llm",
+            f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
+            f"{len(calls)} tool call(s){how}",
+            tokens=prompt + completion,
+            ms=ms,
         )
         return message, calls
 

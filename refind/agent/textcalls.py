@@ -13,7 +13,7 @@ with the arguments under ``arguments`` or ``parameters`` (an object, or a JSON s
 whose ``name`` is a string count; whether the name and arguments are valid is the dispatcher's business.
 
 :func:`check_dates` keeps a model's ``date_from`` / ``date_to`` consistent with the question's own time
-cue (:func:`refind.timeparse.parse_time_range`) and with ``now``.
+cue (:func:`refind.query.timeparse.parse_time_range`) and with ``now``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from refind.timeparse import parse_time_range
+from refind.query.timeparse import TimeRange
 
 __all__ = ["TextCall", "check_dates", "text_tool_calls"]
 
@@ -124,10 +124,11 @@ def _ms(day: Any) -> int | None:
     return int(parsed.timestamp() * 1000)
 
 
-def check_dates(arguments: Any, question: str, now: int | None) -> tuple[Any, str | None]:
+def check_dates(arguments: Any, time_cue: TimeRange | None, now: int | None) -> tuple[Any, str | None]:
     """``arguments`` of a ``search`` call with its date filter made consistent with the question.
 
-    When the question names a period (its time cue resolved against ``now``) and the model's range is not
+    When the question names a period (``time_cue``: its time cue resolved against ``now``, from its
+    :class:`~refind.query.QuestionReading`) and the model's range is not
     inside it, the range becomes that period ("corrected"). Without a cue, a bound after ``now`` is
     dropped. Returns the (possibly new) arguments, as JSON text when they came as text, and a note for
     the trace (None when nothing changed). Arguments that do not parse are returned as they are: the
@@ -144,7 +145,7 @@ def check_dates(arguments: Any, question: str, now: int | None) -> tuple[Any, st
     lo_ms, hi_ms = _ms(lo), _ms(hi)
     if lo_ms is None and hi_ms is None:
         return arguments, None
-    cue = parse_time_range(question, now) if now is not None else None
+    cue = time_cue if now is not None else None
     fixed = dict(args)
     if cue is not None:
         inside = (lo_ms is None or cue.start <= lo_ms <= cue.end) and (

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
+from refind.fusion import Fusion, fuse_hits
 from refind.models import Evidence, Hit, Turn, trusted
 from refind.store.base import Filters, Reader, RoundFound, RoundRunner, RoundSpec
 
 __all__ = [
-    "Fusion",
-    "SessionSource",
     "blocks_of",
     "build_blocks",
-    "fuse",
     "round_by_calls",
     "round_spec",
     "run_round",
@@ -32,57 +29,17 @@ __all__ = [
 ]
 
 
-SessionSource = Literal["hits", "documents"]
-
-
-@dataclass(frozen=True, slots=True)
-class Fusion:
-    """Session-fusion settings. ``w_session=0`` ranks by BM25 alone. ``sessions`` says how a session's rank
-    r2 is found: ``hits`` (by the sum of its hits' BM25 scores, ReFind's rule) or ``documents`` (by BM25 over
-    the session's whole text, which the store indexes as one document per session)."""
-
-    k0: float = 60.0
-    w_hit: float = 1.0
-    w_session: float = 1.0
-    sessions: SessionSource = "hits"
-
-
-def fuse(
-    hits: Sequence[Hit], fusion: Fusion, session_order: Sequence[str] | None = None
-) -> list[tuple[Hit, float]]:
-    """Hits (in BM25 order) with their fused scores, best first; ties keep BM25 order.
-
-    ``session_order`` ranks the sessions (r2) when given; otherwise sessions are ranked by the sum of their
-    hits' scores. Sessions missing from ``session_order`` rank after all that are in it."""
-    if session_order is None:
-        session_sum: dict[str, float] = defaultdict(float)
-        for h in hits:
-            session_sum[h.session_id] += h.score
-        session_order = sorted(session_sum, key=lambda s: -session_sum[s])
-    session_rank = {sid: r for r, sid in enumerate(dict.fromkeys(session_order), 1)}
-    missing = len(session_rank) + 1
-    scored = [
-        (
-            h,
-            fusion.w_hit / (fusion.k0 + r1)
-            + fusion.w_session / (fusion.k0 + session_rank.get(h.session_id, missing)),
-        )
-        for r1, h in enumerate(hits, 1)
-    ]
-    return sorted(scored, key=lambda x: -x[1])  # sorted() is stable
-
-
 def session_ranking(
     store: Reader, user_id: str, keywords: str, hits: Sequence[Hit], fusion: Fusion, *, restrict: bool = True
 ) -> tuple[list[str] | None, list[list[str]]]:
-    """(r2 order for :func:`fuse`, the round's session orders). The round's orders are the sessions in
+    """(r2 order for :func:`refind.fusion.fuse_hits`, the round's session orders). The round's orders are the sessions in
     fused-hit order, or with ``documents``, two orders: sessions by their best message and by BM25 over
     their whole text (restricted to sessions with hits when ``restrict``: session documents carry no time,
     so a filtered round must not rank sessions outside its filter). The caller fuses the orders of all
     rounds by reciprocal rank, each order separately (fusing already-fused lists would lose the ranks)."""
     sessions_with_hits = list(dict.fromkeys(h.session_id for h in hits))
     if fusion.sessions != "documents" or not sessions_with_hits:
-        return None, [list(dict.fromkeys(h.session_id for h, _ in fuse(hits, fusion)))]
+        return None, [list(dict.fromkeys(h.session_id for h, _ in fuse_hits(hits, fusion)))]
     if restrict:
         by_doc = [
             sid
@@ -204,7 +161,7 @@ def round_by_calls(store: Reader, user_id: str, spec: RoundSpec) -> RoundFound:
     if not ranked_hits and not unread:
         return RoundFound(list(unread), [], {}, [], [], [], [])
     r2_order, orders = session_ranking(store, user_id, spec.text, ranked_hits, fusion, restrict=spec.restrict)
-    selected = fuse(unread, fusion, r2_order)[: spec.top_k]
+    selected = fuse_hits(unread, fusion, r2_order)[: spec.top_k]
     spans = _spans(selected, spec.window)
     windows = store.windows(user_id, [(sid, lo, hi) for sid, lo, hi, _ in spans])
     titled: list[str] = []

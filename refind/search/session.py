@@ -1,39 +1,37 @@
-"""SearchSession: the state of one question's search (read-set, collected evidence, trace)."""
+"""SearchSession: the state of one question's search (its reading, read-set, collected evidence, trace).
+
+A session runs the rounds an agent asks for, each given as one :class:`~refind.models.Round` value, through a
+few primitives: :meth:`~SearchSession.words` (a BM25 round over what is still unread),
+:meth:`~SearchSession.period` (a period's sessions, newest first) and :meth:`~SearchSession.openings` (the opening messages of given sessions). Each
+merges what it found into the evidence, credits its sessions in the fused ranking across rounds
+(:mod:`refind.fusion`) and records the round in the trace as the same value. Which round runs how is the
+agents' business (:mod:`refind.agent.kinds`); the session holds the state and is the only one to change it.
+"""
 
 from __future__ import annotations
 
-import math
 import re
-import threading
 import time
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Literal
 
-from refind.evidence import SEGMENT_TURNS, order_evidence, rendered_tokens
-from refind.models import Evidence, Hit, RoundTrace, Shape, Turn
+from refind.evidence import order_evidence, pack, rendered_tokens
+from refind.fusion import Fusion, credit, final_score, reciprocal
+from refind.models import Evidence, Hit, Round, RoundTrace, Shape, TraceAction, Turn
+from refind.policy import POLICY
+from refind.query.reading import QuestionReading, ReadingRules, read_question
 from refind.result import SearchResult
-from refind.search.round import Fusion, blocks_of, build_blocks, round_spec, run_round
-from refind.standing import CUE_TERMS, is_request, is_standing, standing_sentence
+from refind.search.round import blocks_of, build_blocks, round_spec, run_round
+from refind.search.standing import standing_blocks
 from refind.store.base import Filters, Reader
 
-__all__ = ["ReadSet", "SearchSession", "asks_current_state"]
+__all__ = ["ReadSet", "SearchSession", "drop_near_duplicates", "merge_blocks", "with_info"]
 
-BREADTH_K = 5  # a breadth round takes this many times top_k hits (HeuristicAgent's breadth_k)
+ReadSet = Literal["message", "session", "off"]
 
-_CURRENT = re.compile(
-    r"\b(now|right now|currently|current|still|latest|anymore|any more|these days|nowadays|"
-    r"at the moment|at present|presently|most recent|most recently)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_current_state(question: str) -> bool:
-    """True when ``question`` asks about the current state of something ("now", "currently", "still",
-    "latest", "anymore", "these days"...): then the latest statement of a changed fact should win."""
-    return _CURRENT.search(question) is not None
+_WORD = re.compile(r"\w+")
 
 
 def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
@@ -61,24 +59,21 @@ def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
     )
 
 
-ReadSet = Literal["message", "session", "off"]
-
-
 class SearchSession:
     """What an agent works with for one question.
 
-    :meth:`search` runs a round that skips what earlier rounds returned (the read-set: messages, or whole
-    sessions), merges the new blocks into the collected evidence and records the round in the trace.
+    ``reading`` is the question as :func:`refind.query.read_question` read it. The round primitives skip what earlier rounds returned (the read-set: messages, or whole
+    sessions), merge new blocks into the collected evidence and record each round in the trace;
     :meth:`note` keeps blocks; :meth:`result` returns the noted blocks (or, when nothing was noted, all).
+    Agents read the state through properties and change it only through these methods.
     """
 
     def __init__(
         self,
         store: Reader,
         user_id: str,
-        question: str,
+        reading: QuestionReading,
         *,
-        now: int | None = None,
         top_k: int = 5,
         window: int = 2,
         readset: ReadSet = "message",
@@ -91,13 +86,13 @@ class SearchSession:
         latest_boost: float = 0.0,
         standing: int = 0,
         scope: Sequence[str] | None = None,
-        segment_turns: int = SEGMENT_TURNS,
+        segment_turns: int = POLICY.segment_turns,
     ) -> None:
+        self.reading = reading
+        self._readings: dict[ReadingRules, QuestionReading] = {reading.rules: reading}
         self.store = store
         self.scope = list(scope) if scope is not None else None  # the sessions searched (None: all)
         self.user_id = user_id
-        self.question = question
-        self.now = now
         self.top_k = top_k
         self.window = window
         self.readset = readset
@@ -116,20 +111,87 @@ class SearchSession:
         self.terms: list[str] = []  # the analyzed terms of every round so far
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
-        self.blocks: list[Evidence] = []
-        self.trace: list[RoundTrace] = []
+        self._blocks: list[Evidence] = []
+        self._trace: list[RoundTrace] = []
         self.finished = False
-        # give the top sessions without a block one at result time (an agent that must return only what
-        # its model saw turns this off)
+        # give the top sessions without a block one at result time (an agent that hands on only what its
+        # model saw turns this off: keep_seen)
         self.complete_missing = True
         self._seen_before: set[str] = set()
         # session-level fusion across rounds: each round credits the sessions of its (over-fetched, fused)
         # hits by reciprocal rank, so a session several rounds point at outranks a one-off
-        self.session_score: dict[str, float] = {}
+        self._session_score: dict[str, float] = {}
         self.rankings: list[list[str]] = []  # every session order credited, in round order
         self.best_hit: dict[str, Hit] = {}  # each session's best unread hit, from the first round that saw it
-        self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.agent.shape)
+        self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.query.shape)
         self.shape_reason: str | None = None
+        self._question_terms: list[str] | None = None
+
+    # ------------------------------------------------------------------ what agents read
+
+    @property
+    def question(self) -> str:
+        """The question's text."""
+        return self.reading.text
+
+    @property
+    def now(self) -> int | None:
+        """The question's "now" (epoch ms), which its time cues are resolved against."""
+        return self.reading.now
+
+    @property
+    def blocks(self) -> list[Evidence]:
+        """The evidence collected so far (a copy)."""
+        return list(self._blocks)
+
+    @property
+    def trace(self) -> list[RoundTrace]:
+        """Every round and step so far (a copy)."""
+        return list(self._trace)
+
+    @property
+    def session_score(self) -> Mapping[str, float]:
+        """Each session's fused score across the rounds so far (read-only)."""
+        return MappingProxyType(self._session_score)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds run so far (searches and browses)."""
+        return sum(1 for t in self._trace if t.is_round)
+
+    def reading_for(self, rules: ReadingRules) -> QuestionReading:
+        """The question as read under ``rules`` (the session's own reading when they are its rules; read once
+        per rules otherwise, by :func:`refind.query.read_question`)."""
+        got = self._readings.get(rules)
+        if got is None:
+            r = self.reading
+            got = read_question(r.text, now=r.now, options=r.options, rules=rules)
+            self._readings[rules] = got
+        return got
+
+    def question_terms(self) -> list[str]:
+        """The index terms of the question as asked (analyzed once)."""
+        if self._question_terms is None:
+            self._question_terms = self.store.analyze(self.reading.text)
+        return self._question_terms
+
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text``, as every search of this session analyzes it."""
+        return self.store.analyze(text)
+
+    def term_counts(self, text: str) -> dict[str, int]:
+        """For each distinct term of ``text``: how many of this user's messages hold it."""
+        return self.store.term_counts(self.user_id, text)
+
+    def evidence_sessions(self) -> dict[str, int]:
+        """The sessions with evidence (standing blocks left out), each with its earliest block's date."""
+        dates: dict[str, int] = {}
+        for b in self._blocks:
+            if not b.standing:
+                dates[b.session_id] = min(dates.get(b.session_id, b.session_date), b.session_date)
+        return dates
+
+    # ------------------------------------------------------------------ the question's shape
 
     def set_shape(self, shape: Shape, reason: str | None = None) -> None:
         """Record the question's shape (``lookup``, ``breadth``, ``period``) the agent plans by; the result
@@ -137,10 +199,9 @@ class SearchSession:
         self.shape = shape
         self.shape_reason = reason
         if shape != "lookup":  # a lookup is what every search did before shapes: nothing to add
-            note = f"{shape}: {reason}" if reason else shape
-            self.trace.append(RoundTrace(round=self.rounds, action="shape", note=note))
+            self.step("shape", f"{shape}: {reason}" if reason else shape)
 
-    def widen(self, reason: str, k: int = BREADTH_K, window: int = 0) -> None:
+    def widen(self, reason: str, k: int = POLICY.breadth_k, window: int = POLICY.breadth_window) -> None:
         """Switch to the ``breadth`` shape (the answer is spread over many places): later rounds take ``k``
         times ``top_k`` hits with at most ``window`` turns around each, and the result packs for breadth.
         Once only: a session already in breadth keeps its settings."""
@@ -151,18 +212,7 @@ class SearchSession:
         self.window = min(self.window, window)
         self.wide_from = self.rounds + 1  # near duplicates are dropped among the blocks found from here on
 
-    def analyze(self, text: str) -> list[str]:
-        """The index terms of ``text``, as every search of this session analyzes it."""
-        return self.store.analyze(text)
-
-    def term_counts(self, text: str) -> dict[str, int]:
-        """For each distinct term of ``text``: how many of this user's messages hold it."""
-        return self.store.term_counts(self.user_id, text)
-
-    @property
-    def rounds(self) -> int:
-        """Searches run so far."""
-        return sum(1 for t in self.trace if t.action in {"search", "browse"})
+    # ------------------------------------------------------------------ round primitives
 
     def _filters(
         self, date_from: int | None, date_to: int | None, roles: Sequence[str] | None = None
@@ -178,28 +228,22 @@ class SearchSession:
             else None,
         )
 
-    def search(
-        self,
-        keywords: str,
-        date_from: int | None = None,
-        date_to: int | None = None,
-        *,
-        top_k: int | None = None,
-        note: str | None = None,
-        weight: float = 1.0,
-        roles: Sequence[str] | None = None,
-    ) -> list[Evidence]:
-        """One round over what is still unread; returns the blocks it added or extended (best first).
-        ``weight`` scales how much this round's session ranking counts in the final ranking; a round of
-        weight 0 ranks its hits' sessions by their hit sums (no session-document query). ``roles`` keeps
-        the round's hits to messages of those roles (their windows still show both sides)."""
+    def words(self, round_: Round) -> list[Evidence]:
+        """A round of BM25 over ``round_.keywords`` among what is still unread (its time filter and roles
+        applied); returns the blocks it added or extended (best first). ``round_.weight`` scales how much its
+        session ranking counts in the final ranking; a round of weight 0 ranks its hits' sessions by their
+        hit sums (no session-document query). Roles keep the round's hits to messages of those roles (their
+        windows still show both sides)."""
+        if not round_.keywords:
+            raise ValueError(f"a words round needs keywords: {round_!r}")
         t0 = time.perf_counter()
         round_no = self.rounds + 1
+        weight = round_.weight
         spec = round_spec(
-            keywords,
-            top_k or self.top_k,
+            round_.keywords,
+            self.top_k,
             self.window,
-            self._filters(date_from, date_to, roles),
+            self._filters(round_.date_from, round_.date_to, round_.roles),
             # a round that does not count in the session ranking (weight 0) fuses its hits with its own
             # sessions' hit sums (ReFind's rule) instead of asking the engine to rank session documents
             self.fusion if weight > 0 else replace(self.fusion, sessions="hits"),
@@ -219,108 +263,21 @@ class SearchSession:
         if got.titled:
             self._credit(got.titled, weight)
         new = self._absorb(found)
-        self._record("search", round_no, t0, keywords, date_from, date_to, len(hits), new, note)
+        self._record("search", round_, round_no, t0, len(hits), new)
         return new
 
-    def _is_read(self, hit: Hit) -> bool:
-        if self.readset == "session":
-            return hit.session_id in self.read_sessions
-        return hit.id in self.read_ids
-
-    def _credit(self, sessions: Iterable[str], weight: float = 1.0) -> None:
-        """Reciprocal-rank fusion of the rounds' session rankings: the final session order."""
-        sessions = list(dict.fromkeys(sessions))
-        self.rankings.append(sessions)
-        for rank, sid in enumerate(sessions, 1):
-            self.session_score[sid] = self.session_score.get(sid, 0.0) + weight / (self.fusion.k0 + rank)
-
-    def browse(
-        self, date_from: int | None, date_to: int | None, *, k: int | None = None, note: str | None = None
+    def period(
+        self, round_: Round, *, k: int | None = None, opening: int = POLICY.period_opening
     ) -> list[Evidence]:
-        """Scroll to a period: the newest unread messages in the range (no keywords), with their windows."""
-        t0 = time.perf_counter()
-        round_no = self.rounds + 1
-        hits = self.store.browse(self.user_id, k or self.top_k, self._filters(date_from, date_to))
-        # no BM25 here: rank by recency, on the same scale as fused scores
-        scored = [(h, 1.0 / (self.fusion.k0 + i + 1)) for i, h in enumerate(hits)]
-        return self._browsed(scored, [h.session_id for h in hits], round_no, t0, date_from, date_to, note)
-
-    def _browsed(
-        self,
-        scored: list[tuple[Hit, float]],
-        sessions: list[str],
-        round_no: int,
-        t0: float,
-        date_from: int | None,
-        date_to: int | None,
-        note: str | None,
-    ) -> list[Evidence]:
-        """A browse's hits (no keywords: all of them are the round's matches) as blocks with their windows,
-        its sessions credited at half weight, recorded in the trace; returns the new blocks."""
-        found = build_blocks(
-            self.store,
-            self.user_id,
-            scored,
-            self.window,
-            {h.id for h, _ in scored},
-            round_no,
-            self.window_tokens,
-            self.context_tokens,
-        )
-        self._credit(sessions, 0.5)
-        new = self._absorb(found)
-        self._record("browse", round_no, t0, None, date_from, date_to, len(scored), new, note)
-        return new
-
-    def browse_beginning(self, *, opening: int = 3, note: str | None = None) -> list[Evidence]:
-        """The opening ``opening`` messages of the earliest session in the evidence (where a person first
-        describes what they set out to do): for a question about how something began ("when I first
-        described my setup", "to start my project"). One window query; nothing when there is no evidence."""
-        t0 = time.perf_counter()
-        sessions = {b.session_id: b.session_date for b in self.blocks if not b.standing}
-        if not sessions:
-            return []
-        first = min(sessions, key=lambda sid: (sessions[sid], sid))
-        return self._openings([first], opening, t0, note)
-
-    def browse_openings(
-        self, *, sessions: int = 6, opening: int = 4, note: str | None = None
-    ) -> list[Evidence]:
-        """The opening ``opening`` messages of each of the ``sessions`` best sessions in the evidence (by
-        the fused ranking): where a person states what a conversation is about, which a summary of how a
-        project went needs from each of its parts. One window query; nothing when there is no evidence."""
-        t0 = time.perf_counter()
-        with_evidence = {b.session_id for b in self.blocks if not b.standing}
-        top = sorted(with_evidence, key=lambda sid: (-self.session_score.get(sid, 0.0), sid))[:sessions]
-        return self._openings(top, opening, t0, note) if top else []
-
-    def _openings(self, sessions: list[str], opening: int, t0: float, note: str | None) -> list[Evidence]:
-        """The unread of the opening ``opening`` messages of ``sessions``, browsed as one round."""
-        round_no = self.rounds + 1
-        groups = self.store.windows(self.user_id, [(sid, 0, opening - 1) for sid in sessions])
-        hits = [h for group in groups for h in group if not self._is_read(h)]
-        if not hits:
-            return []
-        scored = [(h, 1.0 / (self.fusion.k0 + 1 + i)) for i, h in enumerate(hits)]
-        return self._browsed(scored, sessions, round_no, t0, None, None, note)
-
-    def browse_sessions(
-        self,
-        date_from: int | None,
-        date_to: int | None,
-        *,
-        k: int | None = None,
-        opening: int = 2,
-        note: str | None = None,
-    ) -> list[Evidence]:
-        """Scroll a period session by session: up to ``k`` (``top_k``) of the period's sessions, newest first,
+        """Scroll ``round_``'s period session by session: up to ``k`` (``top_k``) of its sessions, newest first,
         each shown by its opening ``opening`` messages inside the period (where a conversation says what it is
         about) and its newest ones (``k`` shared among the sessions found), with their windows. Sessions
         already in the evidence are skipped."""
         t0 = time.perf_counter()
         round_no = self.rounds + 1
+        date_from, date_to = round_.date_from, round_.date_to
         k = k or self.top_k
-        taken = {b.session_id for b in self.blocks}
+        taken = {b.session_id for b in self._blocks}
         sessions: list[str] = []
         for _ in range(k):
             filters = Filters(time_from=date_from, time_to=date_to, exclude_sessions=sorted(taken) or None)
@@ -338,34 +295,79 @@ class SearchSession:
                 got.setdefault(h.id, h)
             hits.extend(got.values())
         rank = {sid: i for i, sid in enumerate(sessions)}
-        scored = [(h, 1.0 / (self.fusion.k0 + rank[h.session_id] + 1)) for h in hits]
-        return self._browsed(scored, sessions, round_no, t0, date_from, date_to, note)
+        scored = [(h, reciprocal(rank[h.session_id] + 1, self.fusion.k0)) for h in hits]
+        return self._browsed(scored, sessions, round_, round_no, t0)
+
+    def openings(self, round_: Round, sessions: Sequence[str], opening: int) -> list[Evidence]:
+        """The unread of the opening ``opening`` messages of ``sessions``, browsed as one round (one window
+        query); nothing when ``sessions`` is empty or all of it was read."""
+        if not sessions:
+            return []
+        t0 = time.perf_counter()
+        round_no = self.rounds + 1
+        groups = self.store.windows(self.user_id, [(sid, 0, opening - 1) for sid in sessions])
+        hits = [h for group in groups for h in group if not self._is_read(h)]
+        if not hits:
+            return []
+        scored = [(h, reciprocal(1 + i, self.fusion.k0)) for i, h in enumerate(hits)]
+        return self._browsed(scored, list(sessions), round_, round_no, t0)
+
+    def _browsed(
+        self, scored: list[tuple[Hit, float]], sessions: list[str], round_: Round, round_no: int, t0: float
+    ) -> list[Evidence]:
+        """A browse's hits (no keywords: all of them are the round's matches) as blocks with their windows,
+        its sessions credited at the round's weight, recorded in the trace; returns the new blocks."""
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            scored,
+            self.window,
+            {h.id for h, _ in scored},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+        )
+        self._credit(sessions, round_.weight)
+        new = self._absorb(found)
+        self._record("browse", round_, round_no, t0, len(scored), new)
+        return new
+
+    def _is_read(self, hit: Hit) -> bool:
+        if self.readset == "session":
+            return hit.session_id in self.read_sessions
+        return hit.id in self.read_ids
+
+    def _credit(self, sessions: Iterable[str], weight: float = 1.0) -> None:
+        """Reciprocal-rank fusion of the rounds' session rankings: the final session order."""
+        self.rankings.append(credit(self._session_score, sessions, weight, self.fusion.k0))
 
     def _record(
         self,
-        action: str,
+        action: TraceAction,
+        round_: Round | None,
         round_no: int,
         t0: float,
-        keywords: str | None,
-        date_from: int | None,
-        date_to: int | None,
         hits: int,
         new: list[Evidence],
-        note: str | None,
+        note: str | None = None,
     ) -> None:
-        self.trace.append(
+        """The trace entry of a round (its :class:`Round`'s fields) or of the result's completion (no round)."""
+        self._trace.append(
             RoundTrace(
                 round=round_no,
                 action=action,
-                keywords=keywords,
-                date_from=date_from,
-                date_to=date_to,
+                kind=round_.kind if round_ else None,
+                keywords=round_.keywords if round_ and action == "search" else None,
+                date_from=round_.date_from if round_ else None,
+                date_to=round_.date_to if round_ else None,
+                weight=round_.weight if round_ else None,
+                roles=list(round_.roles) if round_ and round_.roles is not None else None,
                 hits=hits,
                 new_evidence=len(new),
                 new_turns=sum(1 for b in new for t in b.turns if t.id not in self._seen_before),
                 tokens=rendered_tokens(new, context_tokens=self.context_tokens, hit_tokens=self.hit_tokens),
                 ms=round((time.perf_counter() - t0) * 1000, 3),
-                note=note,
+                note=(round_.label or None) if round_ else note,
             )
         )
 
@@ -378,7 +380,7 @@ class SearchSession:
                 continue
             merged = block
             rest = []
-            for existing in self.blocks:
+            for existing in self._blocks:
                 if existing.session_id == merged.session_id and (
                     existing.first_turn <= merged.last_turn + 1
                     and merged.first_turn <= existing.last_turn + 1
@@ -387,11 +389,17 @@ class SearchSession:
                     changed = [c for c in changed if c.id != existing.id]
                 else:
                     rest.append(existing)
-            self.blocks = [*rest, merged]
+            self._blocks = [*rest, merged]
             changed.append(merged)
             self.read_ids.update(t.id for t in block.turns)
             self.read_sessions.add(block.session_id)
         return changed
+
+    # ------------------------------------------------------------------ steps that search nothing
+
+    def step(self, action: TraceAction, note: str | None = None, *, tokens: int = 0, ms: float = 0.0) -> None:
+        """Record a step that searched nothing (an LLM call, a retry, a corrected date, a fallback...)."""
+        self._trace.append(RoundTrace(round=self.rounds, action=action, tokens=tokens, ms=ms, note=note))
 
     def note(self, ids: Iterable[str], note: str | None = None) -> list[str]:
         """Mark blocks (by block id, or the id of any of their turns) as kept; returns the ids that matched.
@@ -399,28 +407,78 @@ class SearchSession:
         wanted = set(ids)
         spans = [_parse_block_id(i) for i in wanted]
         kept = []
-        for i, block in enumerate(self.blocks):
+        for i, block in enumerate(self._blocks):
             inside = any(
                 sid == block.session_id and block.first_turn <= lo and hi <= block.last_turn
                 for sid, lo, hi in (x for x in spans if x is not None)
             )
             if inside or block.id in wanted or any(t.id in wanted for t in block.turns):
-                self.blocks[i] = block.model_copy(update={"noted": True})
+                self._blocks[i] = block.model_copy(update={"noted": True})
                 kept.append(block.id)
-        self.trace.append(RoundTrace(round=self.rounds, action="note", new_evidence=len(kept), note=note))
+        self._trace.append(RoundTrace(round=self.rounds, action="note", new_evidence=len(kept), note=note))
         return kept
+
+    def unnote(self, note: str) -> int:
+        """Keep every block (noted or not) in the result again; records ``note`` when any was noted.
+        Returns how many were."""
+        noted = sum(1 for b in self._blocks if b.noted)
+        if noted:
+            self._blocks = [b.model_copy(update={"noted": False}) if b.noted else b for b in self._blocks]
+            self.step("note", f"{noted} {note}")
+        return noted
+
+    def keep_seen(self, shown: set[str], unseen_tokens: int) -> None:
+        """Hand on what an agent's model saw or noted: the noted blocks when any were noted; else the turns
+        with ids in ``shown``, plus the unseen rest packed into at most ``unseen_tokens`` (best first). Top
+        sessions the model never saw are not added at result time."""
+        self.complete_missing = False
+        if any(b.noted for b in self._blocks):
+            return
+        seen: list[Evidence] = []
+        unseen: list[Evidence] = []
+        for block in self._blocks:
+            for keep, runs in ((True, seen), (False, unseen)):
+                run: list[Turn] = []
+                for t in [*block.turns, None]:
+                    if t is not None and (t.id in shown) == keep and (not run or t.turn == run[-1].turn + 1):
+                        run.append(t)
+                        continue
+                    if run:
+                        runs.append(
+                            block.model_copy(
+                                update={
+                                    "id": f"{block.session_id}#{run[0].turn}-{run[-1].turn}",
+                                    "turns": run,
+                                }
+                            )
+                        )
+                    run = [t] if t is not None and (t.id in shown) == keep else []
+        rest = (
+            pack(
+                unseen,
+                unseen_tokens,
+                context_tokens=self.context_tokens,
+                hit_tokens=self.hit_tokens,
+                segment_turns=self.segment_turns,
+            )
+            if unseen and unseen_tokens > 0
+            else []
+        )
+        self._blocks = [*seen, *rest]
 
     def finish(self, note: str | None = None) -> None:
         """Record that the agent is done."""
         self.finished = True
-        self.trace.append(RoundTrace(round=self.rounds, action="finish", note=note))
+        self._trace.append(RoundTrace(round=self.rounds, action="finish", note=note))
+
+    # ------------------------------------------------------------------ the result
 
     def complete(self) -> list[Evidence]:
         """Give each of the ``top_k`` best sessions (by the fused ranking across rounds) at least one block:
         a session can rank high on its whole text and on several rounds without one of its messages making
         a round's top_k hits. Its best hit is expanded to a window like any other. Returns the new blocks."""
-        with_blocks = {b.session_id for b in self.blocks}
-        top = sorted(self.session_score, key=lambda sid: -self.session_score[sid])[: self.top_k]
+        with_blocks = {b.session_id for b in self._blocks}
+        top = sorted(self._session_score, key=lambda sid: -self._session_score[sid])[: self.top_k]
         missing = [
             (self.best_hit[sid], 0.0) for sid in top if sid not in with_blocks and sid in self.best_hit
         ]
@@ -439,82 +497,22 @@ class SearchSession:
             terms=self.terms,
         )
         new = self._absorb(found)
-        self._record(
-            "complete", self.rounds, t0, None, None, None, len(missing), new, "top sessions without a block"
-        )
+        self._record("complete", None, self.rounds, t0, len(missing), new, "top sessions without a block")
         return new
 
     def standing_blocks(self, k: int | None = None) -> list[Evidence]:
-        """Up to ``k`` (``standing``) of this person's standing instructions and preferences
-        (:func:`refind.standing.is_standing`) not already in the evidence: those sharing most words with the
-        question first (each shared word weighted by how few candidates hold it), then the most recent; for a
-        question that is not a request, at most ``_STANDING_NOT_REQUESTED`` and only those sharing a word.
-        Each shows its standing sentence, the rest of its message cut (``[…]``). One query: the person's
-        messages ranked by the rule's cue words (:data:`refind.standing.CUE_TERMS`), the first
-        ``_STANDING_POOL`` of them checked by the rule."""
+        """Up to ``k`` (``standing``) of this person's standing instructions and preferences not already in
+        the evidence (:func:`refind.search.standing.standing_blocks`); none when there is no evidence."""
         k = self.standing if k is None else k
-        if k <= 0 or not self.blocks:
+        if k <= 0 or not self._blocks:
             return []
-        request = is_request(self.question)
-        found = [h for h in standing_candidates(self.store, self.user_id) if h.id not in self.read_ids]
-        if not found:
-            return []
-        asked = _stems(self.question)
-        stems = {h.id: _stems(h.content) for h in found}
-        # shared words weighted by how few of the candidates hold them: a word every instruction shares
-        # ("app", "project") says little about which one bears on this question
-        df: dict[str, int] = {}
-        for words in stems.values():
-            for w in words & asked:
-                df[w] = df.get(w, 0) + 1
-        n = len(found)
-        overlap = {h.id: sum(math.log(1 + n / df[w]) for w in asked & stems[h.id]) for h in found}
-        if not request:  # not a request: only those on its topic, fewer
-            found, k = [h for h in found if overlap[h.id] > 0], min(k, _STANDING_NOT_REQUESTED)
-        ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
-
-        def shown(text: str) -> str:  # the instruction itself, not the whole message it sits in
-            sentence = standing_sentence(text)
-            at = text.find(sentence) if sentence else -1
-            if sentence is None or at < 0:
-                return text
-            end = at + len(sentence)
-            while end < len(text) and text[end] in ".!?":
-                end += 1
-            said = text[at:end]
-            before, after = text[:at].strip(), text[end:].strip()
-            return f"{said} […]" if before or after else said
-
-        return [  # at most a few: built as models, not the hot path's trusted dicts
-            Evidence(
-                id=f"{h.session_id}#{h.turn}-{h.turn}",
-                session_id=h.session_id,
-                session_date=h.timestamp,
-                session_date_text=h.time_text,
-                turns=[
-                    Turn(
-                        id=h.id,
-                        turn=h.turn,
-                        role=h.role,
-                        content=shown(h.content),
-                        timestamp=h.timestamp,
-                        speaker=h.speaker,
-                        time_text=h.time_text,
-                        matched=True,
-                        score=float(len(ranked) - i),  # packed best first; the block ranks no session
-                    )
-                ],
-                rounds=[0],
-                standing=True,
-            )
-            for i, h in enumerate(ranked)
-        ]
+        return standing_blocks(self.store, self.user_id, self.reading, k, self.read_ids)
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
-        """For a question about the current state (:func:`asks_current_state`), each session's factor on
-        its fused score: up to ``1 + latest_boost`` for the latest session, so that among (nearly)
-        equally relevant sessions the later one ranks first. Empty otherwise."""
-        if self.latest_boost <= 0 or not asks_current_state(self.question):
+        """For a question about the current state, each session's factor on its fused score: up to
+        ``1 + latest_boost`` for the latest session, so that among (nearly) equally relevant sessions the
+        later one ranks first. Empty otherwise."""
+        if self.latest_boost <= 0 or not self.reading.asks_current:
             return {}
         dates: dict[str, int] = {}
         for b in blocks:
@@ -528,20 +526,18 @@ class SearchSession:
         result would hold now: the top sessions without a block get theirs first (:meth:`complete`)."""
         if self.complete_missing:
             self.complete()
-        self.floor = list(self.blocks)
+        self.floor = list(self._blocks)
         self.floor_shape = self.shape  # a later round may switch the shape (the search tool's breadth)
 
     def _final(self, blocks: Sequence[Evidence], shape: Shape | None = None) -> list[Evidence]:
-        """``blocks`` with their final relevance: the session's fused score across rounds (times the
-        latest-first factor), then the block's own best hit; a breadth question's near duplicates dropped."""
+        """``blocks`` with their final relevance (:func:`refind.fusion.final_score`); a breadth question's
+        near duplicates dropped."""
         recency = self._recency(blocks)
         scored = [
             b.model_copy(
                 update={
-                    "score": round(
-                        self.session_score.get(b.session_id, 0.0) * recency.get(b.session_id, 1.0)
-                        + b.score / 1000,
-                        8,
+                    "score": final_score(
+                        self._session_score.get(b.session_id, 0.0), recency.get(b.session_id, 1.0), b.score
                     )
                 }
             )
@@ -557,10 +553,10 @@ class SearchSession:
         """The evidence in session and time order (noted blocks if any were noted, else all, after
         :meth:`complete`), packed for ``max_tokens`` when given (:func:`refind.evidence.pack`: what
         ``SearchResult.to_text(max_tokens)`` of the unpacked result shows)."""
-        noted = [b for b in self.blocks if b.noted]
+        noted = [b for b in self._blocks if b.noted]
         if not noted and self.complete_missing:
             self.complete()
-        chosen = noted or self.blocks
+        chosen = noted or self._blocks
         standing = self.standing_blocks()
         blocks = with_info(self.store, self.user_id, [*self._final(chosen), *standing])  # headers show them
         floor = None
@@ -574,7 +570,7 @@ class SearchSession:
             now=self.now,
             agent=self.agent,
             evidence=order_evidence(blocks),
-            trace=list(self.trace),
+            trace=list(self._trace),
             context_tokens=self.context_tokens,
             hit_tokens=self.hit_tokens,
             segment_turns=self.segment_turns,
@@ -585,118 +581,10 @@ class SearchSession:
         return result.packed(max_tokens) if max_tokens is not None else result
 
 
-_WORDS = re.compile(r"\w+")
-_STANDING_POOL = 200
-_STANDING_NOT_REQUESTED = 2  # instructions offered for a question that is not a request (on its topic only)
-_STEM_STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "you",
-        "your",
-        "with",
-        "that",
-        "this",
-        "what",
-        "how",
-        "can",
-        "have",
-        "about",
-        "from",
-        "are",
-        "was",
-        "were",
-        "will",
-        "would",
-        "could",
-        "should",
-        "there",
-        "their",
-        "they",
-        "them",
-        "then",
-        "than",
-        "when",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "into",
-        "also",
-        "just",
-        "like",
-        "want",
-        "need",
-        "make",
-        "sure",
-        "please",
-        "always",
-        "never",
-        "prefer",
-        "rather",
-        "future",
-        "forward",
-        "whenever",
-        "avoid",
-        "remember",
-        "stick",
-    ]
-)
-
-
-_STANDING_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, list[Hit]]]] = (
-    weakref.WeakKeyDictionary()
-)
-_STANDING_USERS = 1024  # people whose candidates a store keeps
-_STANDING_LOCK = threading.Lock()
-
-
-def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
-    """The person's messages that state a standing instruction or preference, among the first
-    ``_STANDING_POOL`` of their own messages ranked by the rule's cue words: the same for every question, so
-    an engine that says which version of the index it searches (``generation()``, the Lucene engine) has
-    them found once per version and person, not once per search."""
-    generation = getattr(store, "generation", None)
-    version = generation() if generation is not None else None
-    if version is not None:
-        with _STANDING_LOCK:
-            per = _STANDING_SEEN.get(store)
-            kept = per.get(user_id) if per is not None else None
-        if kept is not None and kept[0] == version:
-            return kept[1]
-    pool = store.query(user_id, CUE_TERMS, _STANDING_POOL, Filters(roles=["user"]), content=True)
-    found = [h for h in pool if is_standing(h.role, h.content)]
-    if version is not None:
-        with _STANDING_LOCK:
-            per = _STANDING_SEEN.setdefault(store, OrderedDict())
-            per[user_id] = (version, found)
-            per.move_to_end(user_id)
-            while len(per) > _STANDING_USERS:
-                per.popitem(last=False)
-    return found
-
-
-def _stems(text: str) -> set[str]:
-    """Crude content stems of ``text`` for topic overlap (lowercase words of 3+ letters, a plural or verb
-    ending cut, common function words and the rule's own cue words dropped): no bridge call per message."""
-    out = set()
-    for w in _WORDS.findall(text.lower()[:8000]):
-        if w.isdigit():
-            continue
-        w = w.rstrip("0123456789") or w  # "html5" and "html", "python3" and "python"
-        if len(w) < 3 or w in _STEM_STOP:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                w = w[: -len(suffix)]
-                break
-        out.add(w)
-    return out
-
-
 def drop_near_duplicates(
-    blocks: list[Evidence], threshold: float = 0.8, keep: Callable[[Evidence], bool] | None = None
+    blocks: list[Evidence],
+    threshold: float = POLICY.near_duplicate,
+    keep: Callable[[Evidence], bool] | None = None,
 ) -> list[Evidence]:
     """``blocks`` without those whose hit turns say what a more relevant kept block's hit turns already say
     (word-set Jaccard similarity at least ``threshold``): a breadth question wants many different places.
@@ -704,7 +592,10 @@ def drop_near_duplicates(
     kept: list[tuple[Evidence, frozenset[str]]] = []
     for block in sorted(blocks, key=lambda b: -b.score):
         words = frozenset(
-            w for t in block.turns if t.matched for w in _WORDS.findall(t.content.lower()[:20_000])
+            w
+            for t in block.turns
+            if t.matched
+            for w in _WORD.findall(t.content.lower()[: POLICY.near_duplicate_chars])
         )
         if (
             (keep is None or not keep(block))

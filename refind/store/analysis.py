@@ -28,16 +28,10 @@ from functools import lru_cache
 
 import regex
 
-__all__ = ["ENGLISH_STOP_WORDS", "MAX_TOKEN_LENGTH", "analyze"]
+from refind.lexicon import ANALYZER_STOP_WORDS
 
-# fmt: off
-ENGLISH_STOP_WORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
-    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
-    "will", "with",
-})
-# fmt: on
-"""Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``."""
+__all__ = ["MAX_TOKEN_LENGTH", "analyze"]
+
 
 MAX_TOKEN_LENGTH = 255
 """StandardTokenizer's default ``maxTokenLength``: longer tokens are split into pieces of this length."""
@@ -197,7 +191,7 @@ def _term(token: str) -> str | None:
     (None), stemmed."""
     if len(token) >= 2 and token[-1] in "sS" and token[-2] in "'\u2019\uff07":
         token = token[:-2]
-    if token in ENGLISH_STOP_WORDS:
+    if token in ANALYZER_STOP_WORDS:
         return None
     return _stem(token)
 

@@ -40,11 +40,10 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from refind.errors import StoreError
-from refind.models import Hit
+from refind.models import MAX_QUERY_TERMS, Hit
 
 __all__ = [
     "ANALYZER_NAME",
-    "MAX_QUERY_TERMS",
     "query_bag",
     "AlreadyApplied",
     "RequestTaken",
@@ -66,9 +65,6 @@ __all__ = [
 ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
 """The analyzer chain every engine indexes with (Lucene's, OpenSearch's ``refind`` analyzer, and
 :mod:`refind.store.analysis`), recorded in each index's metadata: an index written with another is refused."""
-
-MAX_QUERY_TERMS = 64
-"""Distinct query terms an engine uses (the most frequent in the query first, ties by first occurrence)."""
 
 
 def query_bag(terms: Sequence[str]) -> list[tuple[str, int]]:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from refind.config import Settings
+from refind.lexicon import ANALYZER_STOP_WORDS
 from refind.models import Hit
-from refind.store.analysis import ENGLISH_STOP_WORDS
 from refind.store.base import ANALYZER_NAME, Record
 from refind.store.opensearch._location import Location
 
@@ -43,7 +43,7 @@ ANALYSIS: dict[str, Any] = {
     "char_filter": {"refind_colon": {"type": "pattern_replace", "pattern": ":", "replacement": " "}},
     "filter": {
         "refind_possessive": {"type": "stemmer", "language": "possessive_english"},
-        "refind_stop": {"type": "stop", "stopwords": sorted(ENGLISH_STOP_WORDS)},
+        "refind_stop": {"type": "stop", "stopwords": sorted(ANALYZER_STOP_WORDS)},
     },
     "analyzer": {
         "refind": {

@@ -1,0 +1,121 @@
+"""A person's standing instructions and preferences offered beside the evidence (DESIGN §9).
+
+:func:`standing_candidates` finds the person's messages the rule of :mod:`refind.standing` recognises (one
+query, cached per index version and person); :func:`standing_blocks` picks those that bear on a question
+(from its :class:`~refind.query.QuestionReading`) and shows each by its standing sentence.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Collection
+from typing import Any
+
+from refind.lexicon import STANDING_CUE_TERMS
+from refind.models import Evidence, Hit, Turn
+from refind.policy import POLICY
+from refind.query.keywords import content_stems
+from refind.query.reading import QuestionReading
+from refind.standing import is_standing, standing_sentence
+from refind.store.base import Filters, Reader
+
+__all__ = ["standing_blocks", "standing_candidates"]
+
+_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, list[Hit]]]] = weakref.WeakKeyDictionary()
+_USERS = 1024  # people whose candidates a store keeps (a cache bound, not a tuned number)
+_LOCK = threading.Lock()
+
+
+def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
+    """The person's messages that state a standing instruction or preference, among the first
+    ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words: the same for every
+    question, so an engine that says which version of the index it searches (``generation()``, the Lucene
+    engine) has them found once per version and person, not once per search."""
+    generation = getattr(store, "generation", None)
+    version = generation() if generation is not None else None
+    if version is not None:
+        with _LOCK:
+            per = _SEEN.get(store)
+            kept = per.get(user_id) if per is not None else None
+        if kept is not None and kept[0] == version:
+            return kept[1]
+    pool = store.query(
+        user_id, STANDING_CUE_TERMS, POLICY.standing_pool, Filters(roles=["user"]), content=True
+    )
+    found = [h for h in pool if is_standing(h.role, h.content)]
+    if version is not None:
+        with _LOCK:
+            per = _SEEN.setdefault(store, OrderedDict())
+            per[user_id] = (version, found)
+            per.move_to_end(user_id)
+            while len(per) > _USERS:
+                per.popitem(last=False)
+    return found
+
+
+def standing_blocks(
+    store: Reader, user_id: str, reading: QuestionReading, k: int, read_ids: Collection[str]
+) -> list[Evidence]:
+    """Up to ``k`` of this person's standing instructions and preferences not among ``read_ids``: those
+    sharing most words with the question first (each shared word weighted by how few candidates hold it),
+    then the most recent; for a question that is not a request, at most ``POLICY.standing_not_requested``
+    and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``)."""
+    if k <= 0:
+        return []
+    found = [h for h in standing_candidates(store, user_id) if h.id not in read_ids]
+    if not found:
+        return []
+    asked = reading.stems
+    stems = {h.id: content_stems(h.content) for h in found}
+    # shared words weighted by how few of the candidates hold them: a word every instruction shares
+    # ("app", "project") says little about which one bears on this question
+    df: dict[str, int] = {}
+    for words in stems.values():
+        for w in words & asked:
+            df[w] = df.get(w, 0) + 1
+    n = len(found)
+    overlap = {h.id: sum(math.log(1 + n / df[w]) for w in asked & stems[h.id]) for h in found}
+    if not reading.is_request:  # not a request: only those on its topic, fewer
+        found, k = [h for h in found if overlap[h.id] > 0], min(k, POLICY.standing_not_requested)
+    ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
+    return [  # at most a few: built as models, not the hot path's trusted dicts
+        Evidence(
+            id=f"{h.session_id}#{h.turn}-{h.turn}",
+            session_id=h.session_id,
+            session_date=h.timestamp,
+            session_date_text=h.time_text,
+            turns=[
+                Turn(
+                    id=h.id,
+                    turn=h.turn,
+                    role=h.role,
+                    content=_shown(h.content),
+                    timestamp=h.timestamp,
+                    speaker=h.speaker,
+                    time_text=h.time_text,
+                    matched=True,
+                    score=float(len(ranked) - i),  # packed best first; the block ranks no session
+                )
+            ],
+            rounds=[0],
+            standing=True,
+        )
+        for i, h in enumerate(ranked)
+    ]
+
+
+def _shown(text: str) -> str:
+    """The instruction itself, not the whole message it sits in (the rest cut, ``[…]``)."""
+    sentence = standing_sentence(text)
+    at = text.find(sentence) if sentence else -1
+    if sentence is None or at < 0:
+        return text
+    end = at + len(sentence)
+    while end < len(text) and text[end] in ".!?":
+        end += 1
+    said = text[at:end]
+    before, after = text[:at].strip(), text[end:].strip()
+    return f"{said} […]" if before or after else said
