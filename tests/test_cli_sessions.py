@@ -225,9 +225,10 @@ def test_sessions_prints_one_line_a_session_its_id_whole_at_any_width(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["session", "title", "source", "dates", "msgs"]
-    rows = lines[2:]
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    rows = [line for line in lines[rule + 1 :] if line.strip()]
     assert len(rows) == 7, done.stdout  # one line each: nothing wrapped
+    assert lines[rule - 1].split() == ["session", "title", "source", "dates", "msgs"]
     assert all(len(line) <= columns for line in lines)
     named = set()
     for line in rows:
