@@ -620,6 +620,14 @@ class Memory:
                 out[sid] = title
         return out
 
+    def labels(self, user_id: str) -> tuple[list[str], list[str]]:
+        """The sources and the projects of ``user_id``'s sessions, each sorted (what ``source`` and
+        ``project`` filters accept): from their stored info alone, without listing the sessions."""
+        user_id = _check_id("user_id", user_id)
+        self.store.refresh()
+        infos = self.store.session_infos(user_id).values()
+        return sorted({i.source for i in infos if i.source}), sorted({i.project for i in infos if i.project})
+
     def session_ids(self, user_id: str) -> list[str]:
         """The ids of ``user_id``'s stored sessions, sorted (what a prefix is resolved against)."""
         user_id = _check_id("user_id", user_id)

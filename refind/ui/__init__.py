@@ -168,8 +168,7 @@ def build_app(
         return problem(503, str(exc), "the index could not be read; try again, or check the terminal")
 
     def labels() -> tuple[list[str], list[str]]:
-        rows = memory.sessions(user_id)
-        return sorted({r.source for r in rows if r.source}), sorted({r.project for r in rows if r.project})
+        return memory.labels(user_id)
 
     def view(params: Any, query: str = "") -> _pages.View:
         order = params.get("order") or "best"
