@@ -3,7 +3,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.refind-setup-done
 
-.PHONY: demo test test-llm local-llm lint setup clean perf docs
+.PHONY: demo install uninstall test test-llm local-llm lint setup clean perf docs
+
+# install: `refind` on your PATH, for every new shell: a link to this clone's .venv/bin/refind (the
+# environment `make setup` builds, pyserini's jar and all) in BIN, ~/.local/bin by default (where pip --user,
+# pipx and uv tool put commands). It says so when BIN is not on PATH, and how to put it there.
+BIN ?= $(HOME)/.local/bin
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
@@ -12,6 +17,18 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/refind demo
+
+install: $(STAMP)
+	@mkdir -p "$(BIN)"
+	@ln -sfn "$(abspath $(VENV))/bin/refind" "$(BIN)/refind"
+	@echo "refind: $(BIN)/refind -> $(abspath $(VENV))/bin/refind ($$("$(BIN)/refind" --version))"
+	@case ":$$PATH:" in *":$(BIN):"*) ;; *) \
+		echo "refind: $(BIN) is not on your PATH; add this line to ~/.profile (or ~/.bashrc, ~/.zshrc)" \
+			"and open a new shell:"; \
+		echo '  export PATH="$(BIN):$$PATH"';; esac
+
+uninstall:
+	@if [ -L "$(BIN)/refind" ]; then rm "$(BIN)/refind" && echo "refind: removed $(BIN)/refind"; fi
 
 # local-llm: llama-server built and the model installed once into a cache outside the repository (a
 # no-op once done; the first time about 8 minutes on 2 idle cores). Without cmake or a C++ compiler the

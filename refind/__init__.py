@@ -28,7 +28,7 @@ if (
         StoreClosed,
         StoreError,
     )
-    from refind.evidence import format_date
+    from refind.evidence import format_date, format_range, match_spans, time_zone
     from refind.memory import Memory
     from refind.models import (
         AddResult,
@@ -73,6 +73,9 @@ _WHERE = {
     "WarmUp": "refind.warmup",
     "default_data_dir": "refind.config",
     "format_date": "refind.evidence",
+    "format_range": "refind.evidence",
+    "match_spans": "refind.evidence",
+    "time_zone": "refind.evidence",
     "warm_up": "refind.warmup",
 }
 
@@ -105,6 +108,9 @@ __all__ = [
     "__version__",
     "default_data_dir",
     "format_date",
+    "format_range",
+    "match_spans",
+    "time_zone",
     "warm_up",
 ]
 

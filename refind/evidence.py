@@ -30,10 +30,11 @@ before the next five get anything, so weak hits never crowd out the best context
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Literal
 
 from refind.fusion import two_rank_order
@@ -47,13 +48,16 @@ __all__ = [
     "excerpt",
     "DateForm",
     "format_date",
+    "format_range",
     "hit_order",
+    "match_spans",
     "order_evidence",
     "pack",
     "pack_for",
     "render",
     "render_block",
     "rendered_tokens",
+    "time_zone",
 ]
 
 CUT = "[…]"
@@ -72,37 +76,150 @@ source's own human text), ``weekday`` (the same with the weekday: "Mon 8 May 202
 _FORMS = ("session", "weekday", "day", "minute")
 
 
-def format_date(ms: int, form: DateForm = "session", *, text: str | None = None) -> str:
-    """A UTC date for people, the one date formatter of refind (evidence headers, the CLI, tool messages).
+def format_date(
+    ms: int, form: DateForm = "session", *, text: str | None = None, tz: tzinfo | None = None
+) -> str:
+    """A date for people, the one date formatter of refind (evidence headers, the CLI, tool messages):
+    in UTC, or in the time zone ``tz`` when one is given (:func:`time_zone`; the CLI and the page pass the
+    person's, the library's renderings for readers stay in UTC).
 
     ``session`` and ``weekday`` keep the granularity the source gave: human ``text`` ("1:56 pm on 8 May,
     2023", "March 2024") is shown as written; a machine timestamp (epoch ms, ISO 8601 ``text``) as a day,
-    plus the UTC time of day when the source had one (a date-only ISO text, or no text and midnight, is a
-    day). ``day`` and ``minute`` are ISO-like and ignore ``text``.
+    plus the time of day when the source had one (a date-only ISO text, or no text and midnight UTC, is a
+    day). ``day`` and ``minute`` are ISO-like and ignore ``text``. A time at exactly midnight UTC is
+    taken for a date without a time of day and shown in UTC whatever ``tz`` (converting it would move it
+    to another day).
     """
     if form not in _FORMS:
         raise ValueError(f"unknown date form {form!r}; expected one of {', '.join(_FORMS)}")
-    return _format_date(ms, form, text)
+    if tz is None or ms % 86_400_000 == 0:
+        return _format_date(ms, form, text)
+    return _render_date(datetime.fromtimestamp(ms / 1000, tz), form, text)
 
 
 @functools.lru_cache(maxsize=4096)
 def _format_date(ms: int, form: DateForm, text: str | None) -> str:
-    """:func:`format_date`, remembered: every evidence block's header formats its session's date, and a
-    search's rounds show the same sessions again (it was 2% of a search's time)."""
-    dt = datetime.fromtimestamp(ms / 1000, UTC)
+    """:func:`format_date` in UTC, remembered: every evidence block's header formats its session's date,
+    and a search's rounds show the same sessions again (it was 2% of a search's time)."""
+    return _render_date(datetime.fromtimestamp(ms / 1000, UTC), form, text)
+
+
+def _zone_name(dt: datetime) -> str:
+    name = dt.tzname()
+    if name and name[0] in "+-":  # a zone without an abbreviation ("+04"): the offset, as UTC+4
+        name = f"UTC{name}"
+    return name or "UTC"
+
+
+def _render_date(dt: datetime, form: DateForm, text: str | None) -> str:
     if form == "day":
         return f"{dt:%Y-%m-%d}"
     if form == "minute":
-        return f"{dt:%Y-%m-%d %H:%M} UTC"
+        return f"{dt:%Y-%m-%d %H:%M} {_zone_name(dt)}"
     stripped = text.strip() if text is not None else None
     if text and stripped is not None and not _ISO.match(stripped) and not stripped.isdigit():
         return text
     iso = _ISO.match(stripped) if stripped is not None else None
     date_only = iso is not None and iso.group(1) is None
     day = f"{dt.day} {dt:%B %Y}" if form == "session" else f"{dt:%a} {dt.day} {dt:%b %Y}"
-    if date_only or (text is None and dt.hour == dt.minute == dt.second == 0):
+    if date_only or (text is None and dt.hour == dt.minute == dt.second == 0 and not dt.utcoffset()):
         return day
-    return f"{day}, {dt:%H:%M} UTC"
+    return f"{day}, {dt:%H:%M} {_zone_name(dt)}"
+
+
+def format_range(first: int, last: int, *, tz: tzinfo | None = None) -> str:
+    """A compact period from ``first`` to ``last`` (epoch ms), in UTC or ``tz``: "Thu 12 Jun 2025, 08:00–09:30
+    PDT" within a day, "12–14 Jun 2025" within a month, "30 May – 2 Jun 2025" within a year, else "30 Dec 2024
+    – 2 Jan 2025". Dates without a time of day (midnight UTC) show as days, as :func:`format_date` does."""
+    lo, hi = min(first, last), max(first, last)
+    a, b = _local(lo, tz), _local(hi, tz)
+    timed = lo % 86_400_000 != 0 or hi % 86_400_000 != 0
+    if a.date() == b.date():
+        day = f"{a:%a} {a.day} {a:%b %Y}"
+        if not timed:
+            return day
+        if lo == hi or f"{a:%H:%M}" == f"{b:%H:%M}":
+            return f"{day}, {a:%H:%M} {_zone_name(b)}"
+        return f"{day}, {a:%H:%M}–{b:%H:%M} {_zone_name(b)}"
+    if (a.year, a.month) == (b.year, b.month):
+        return f"{a.day}–{b.day} {b:%b %Y}"
+    if a.year == b.year:
+        return f"{a.day} {a:%b} – {b.day} {b:%b %Y}"
+    return f"{a.day} {a:%b %Y} – {b.day} {b:%b %Y}"
+
+
+def _local(ms: int, tz: tzinfo | None) -> datetime:
+    """``ms`` as a datetime in ``tz`` (UTC when None, or when it is exactly midnight UTC: a date)."""
+    zone = UTC if tz is None or ms % 86_400_000 == 0 else tz
+    return datetime.fromtimestamp(ms / 1000, zone)
+
+
+def time_zone(name: str | None = None) -> tzinfo:
+    """The time zone named ``name`` (an IANA name such as ``Europe/Paris``, ``UTC``, or ``local``: this
+    machine's); None: ``$TZ`` when it names one, else this machine's zone. An unknown name is an
+    :class:`~refind.InvalidInput` that says what is expected."""
+    from dateutil.tz import tzlocal
+
+    if name is None:
+        env = os.environ.get("TZ", "").strip().lstrip(":")
+        if env:
+            try:
+                return _named_zone(env)
+            except ValueError:
+                pass  # a POSIX rule string ("EST5EDT,M3.2.0,M11.1.0"): the C library's local time reads it
+        return tzlocal()
+    given = name.strip()
+    if given.lower() == "local":
+        return tzlocal()
+    try:
+        return _named_zone(given)
+    except ValueError:
+        from refind.errors import InvalidInput
+
+        shown = given if len(given) <= 80 else given[:79] + "…"
+        raise InvalidInput(
+            f"time zone {shown!r} is unknown: give an IANA name such as Europe/Paris, America/Los_Angeles or "
+            "UTC, or local (this machine's)",
+            field="tz",
+        ) from None
+
+
+def _named_zone(name: str) -> tzinfo:
+    from zoneinfo import ZoneInfo
+
+    if name.upper() in ("UTC", "Z", "GMT") or name in ("Etc/UTC", "Etc/GMT"):
+        return UTC
+    if not name or len(name) > 100 or ".." in name or name.startswith("/"):
+        raise ValueError(name)
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError, KeyError) as exc:  # ZoneInfoNotFoundError is a KeyError
+        raise ValueError(name) from exc
+
+
+# ---------------------------------------------------------------------------------------------- matches
+
+
+def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the analyzed query ``terms`` (an evidence block's ``terms``) occur in ``text``: (start, end)
+    of each word they match, found as :func:`excerpt` finds them (a stem at the start of a word, CJK
+    anywhere; a stem ending in "e" also without it, so "give" finds "giving"), in order and without
+    overlaps, for highlighting."""
+    spans: list[tuple[int, int]] = []
+    roots = _term_roots(terms)
+    # a stem ending in "e" is found by its root too, as "giving" by "give" (Porter keeps "give", not "giv")
+    roots += [r[:-1] for r in roots if r.isascii() and len(r) > 3 and r.endswith("e")]
+    for pos, index in _occurrences(text, roots):
+        root = roots[index]
+        end = pos + len(root)
+        if root.isascii():
+            while end < len(text) and text[end].isalnum():
+                end += 1
+        if spans and pos < spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((pos, end))
+    return spans
 
 
 # ---------------------------------------------------------------------------------------------- order

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,6 +26,7 @@ from refind.models import (
     SessionSummary,
     StoreStats,
     check_id,
+    derive_title,
     parse_messages,
     to_epoch_ms,
     validation_message,
@@ -80,6 +82,78 @@ def _session_info(
 def _first_error(exc: ValidationError) -> str | None:
     errors = exc.errors()
     return str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
+
+
+def _check_label(user_id: str, name: str, value: str, known: set[str | None]) -> None:
+    """Refuse a ``source`` or ``project`` filter that none of ``user_id``'s sessions has (``known``): it
+    would only ever find nothing. The message lists the ones there are, and the near miss of a typo."""
+    have = sorted(k for k in known if k)
+    if value in have:
+        return
+    near = [k for k in have if k.casefold() == value.casefold()]
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    listed = ", ".join(have[:20]) + (f" (and {len(have) - 20} more)" if len(have) > 20 else "")
+    shown = value if len(value) <= 200 else value[:199] + "…"
+    where = f"the {name}s of the sessions of user {user_id!r} are: {listed}" if have else (
+        f"no session of user {user_id!r} has a {name}"
+    )  # fmt: skip
+    raise InvalidInput(f"{name} {shown!r}: no session has it; {where}{hint}", field=name)
+
+
+def _starts(given: str, sid: str) -> bool:
+    """Whether ``given`` names ``sid`` by a start of each of its /-separated parts (as many parts as it has:
+    ``5f0c2d4e/agent-3f`` names ``5f0c2d4e-...-0a1b2c3d4e5f/agent-3f2e1d0c``)."""
+    parts, have = given.split("/"), sid.split("/")
+    return len(parts) == len(have) and all(h.startswith(p) for p, h in zip(parts, have, strict=True))
+
+
+def _matches(given: str, ids: Sequence[str]) -> list[str]:
+    """The ids of ``ids`` (sorted) that ``given`` names: the id itself; else those whose parts start with
+    its parts (:func:`_starts`), when that is one; else those that start with it."""
+    lo = bisect.bisect_left(ids, given)
+    if lo < len(ids) and ids[lo] == given:
+        return [given]
+    head = given.split("/", 1)[0]
+    start, stop = bisect.bisect_left(ids, head), bisect.bisect_right(ids, head + "\U0010ffff")
+    by_parts = [sid for sid in ids[start:stop] if _starts(given, sid)]
+    if len(by_parts) == 1:
+        return by_parts
+    by_start = list(ids[lo : bisect.bisect_right(ids, given + "\U0010ffff")])
+    return by_start if len(by_start) == 1 or not by_parts else by_parts
+
+
+def _by_prefix(user_id: str, given: str, ids: Sequence[str], what: str = "session") -> str | None:
+    """The one id of ``ids`` (sorted) that ``given`` names (:func:`_matches`, as git takes a commit's
+    prefix); None when none does; an :class:`InvalidInput` listing the candidates when several do."""
+    found = _matches(given, ids)
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    shown = ", ".join(found[:10]) + (f" (and {len(found) - 10} more)" if len(found) > 10 else "")
+    raise InvalidInput(
+        f"session_id {given!r} is ambiguous: {len(found)} {what}s of user {user_id!r} match it: {shown}; "
+        "give more of the id",
+        field="session_id",
+    )
+
+
+SHORT_ID = 8
+"""The fewest characters of each part of a short session id (:meth:`Memory.short_ids`)."""
+
+
+def _short_id(sid: str, ids: Sequence[str], least: int = SHORT_ID) -> str:
+    """The shortest form of ``sid`` that names it alone among ``ids`` (sorted): each /-separated part cut
+    to the same length, at least ``least`` characters; ``sid`` itself when it is short or nothing shorter
+    does."""
+    if len(sid) <= least + 4:
+        return sid
+    parts = sid.split("/")
+    for n in range(least, max(len(p) for p in parts)):
+        form = "/".join(p[:n] for p in parts)
+        if len(form) < len(sid) and _matches(form, ids) == [sid]:
+            return form
+    return sid
 
 
 class Memory:
@@ -193,15 +267,42 @@ class Memory:
         assert cutoff_ms is not None
         return self._writes.delete_added_before(cutoff_ms)
 
-    def delete_user(self, user_id: str) -> int:
-        """Delete all of ``user_id``'s messages (durably); returns how many were removed."""
-        return self._writes.delete_user(_check_id("user_id", user_id))
+    def delete_user(self, user_id: str, *, tombstone: bool = True) -> int:
+        """Delete all of ``user_id``'s messages (durably); returns how many were removed.
 
-    def delete_session(self, user_id: str, session_id: str) -> int:
+        With ``tombstone`` (the default) each of their sessions is recorded as deleted first, so a later
+        :meth:`import_sessions` (``refind import``) of the same sessions leaves them out instead of bringing
+        them back; :meth:`forget_deletions` undoes that. ``tombstone=False`` forgets the user entirely."""
+        return self._writes.delete_user(_check_id("user_id", user_id), tombstone=tombstone)
+
+    def delete_session(self, user_id: str, session_id: str, *, tombstone: bool = True) -> int:
         """Delete one session of ``user_id``: its messages and its info, durably. Returns how many messages
-        were removed (0 when there was no such session: deleting twice is harmless)."""
+        were removed (0 when there was no such session: deleting twice is harmless).
+
+        With ``tombstone`` (the default) the session is recorded as deleted first (durably): a later
+        :meth:`import_sessions` of an export that still holds it leaves it out (counted in the import's
+        ``deleted``); :meth:`forget_deletions` undoes that. An explicit :meth:`add` writes it regardless."""
         user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
-        return self._writes.delete_session(user_id, session_id)
+        return self._writes.delete_session(user_id, session_id, tombstone=tombstone)
+
+    def deleted_sessions(self, user_id: str) -> dict[str, int]:
+        """``user_id``'s deleted sessions that imports leave out (their tombstones): session id -> when it
+        was deleted (epoch ms)."""
+        user_id = _check_id("user_id", user_id)
+        self.store.refresh()
+        return self.store.tombstones(user_id).get(user_id, {})
+
+    def forget_deletions(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        """Undo the tombstones of ``user_id``'s deleted sessions (those listed, or all of them): a later
+        import writes those sessions again (``refind import PATH --rescan`` reads a source whole again).
+        The messages themselves were deleted: this brings nothing back by itself. Returns how many
+        tombstones were removed (durably)."""
+        user_id = _check_id("user_id", user_id)
+        if session_ids is not None:
+            if isinstance(session_ids, str):
+                raise InvalidInput("session_ids: expected a list of session ids", field="session_ids")
+            session_ids = [_check_id("session_id", sid) for sid in session_ids]
+        return self._writes.forget_deletions(user_id, session_ids)
 
     # ------------------------------------------------------------------ reading
 
@@ -281,19 +382,45 @@ class Memory:
         )
         return with_info(self.store, user_id, blocks)
 
-    def _scope(self, user_id: str, source: str | None, project: str | None) -> list[str] | None:
-        """The sessions of ``user_id`` with that source and project (None: no such filter given)."""
-        if source is None and project is None:
+    def _scope(
+        self,
+        user_id: str,
+        source: str | None,
+        project: str | None,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
+    ) -> list[str] | None:
+        """The sessions of ``user_id`` with that source and project, and with messages between
+        ``date_from`` and ``date_to`` (inclusive); None: no such filter given. A source or project that
+        none of the user's sessions has is an :class:`InvalidInput` naming the ones they have."""
+        lo, hi = _time_arg("date_from", date_from), _time_arg("date_to", date_to)
+        if lo is not None and hi is not None and lo > hi:
+            raise InvalidInput("date_from: after date_to; give the earlier date first", field="date_from")
+        if source is None and project is None and lo is None and hi is None:
             return None
         for name, value in (("source", source), ("project", project)):
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise InvalidInput(f"{name}: expected a non-empty string", field=name)
-        return [
-            sid
-            for sid, i in self.store.session_infos(user_id).items()
-            if (source is None or i.source == source.strip())
-            and (project is None or i.project == project.strip())
-        ]
+        scope: list[str] | None = None
+        if source is not None or project is not None:
+            infos = self.store.session_infos(user_id)
+            for name, value in (("source", source), ("project", project)):
+                if value is not None:
+                    _check_label(user_id, name, value.strip(), {getattr(i, name) for i in infos.values()})
+            scope = [
+                sid
+                for sid, i in infos.items()
+                if (source is None or i.source == source.strip())
+                and (project is None or i.project == project.strip())
+            ]
+        if lo is not None or hi is not None:
+            within = {
+                s.session_id
+                for s in self.store.session_summaries(user_id)
+                if (lo is None or s.last >= lo) and (hi is None or s.first <= hi)
+            }
+            scope = sorted(within) if scope is None else [sid for sid in scope if sid in within]
+        return scope
 
     def _check_text(self, name: str, text: object, extra: Sequence[str] = ()) -> None:
         """A query text must be a string, and with ``extra`` (options) at most ``max_query_chars`` long:
@@ -323,6 +450,8 @@ class Memory:
         window: int | None = None,
         source: str | None = None,
         project: str | None = None,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
     ) -> SearchResult:
         """Find the evidence for ``question`` in ``user_id``'s history.
 
@@ -331,7 +460,9 @@ class Memory:
         returned. ``top_k`` is the hits per round (each expanded to ±``window`` turns). The result holds the
         evidence grouped by session in time order, trimmed to ``max_tokens`` when given, and a trace.
         ``source`` and ``project`` search only the sessions with that source (``chatgpt``, ``claude``,
-        ``claude-code``, ``jsonl``, ...) or project (see :meth:`sessions`).
+        ``claude-code``, ``jsonl``, ...) or project (see :meth:`sessions`); one that no session has is an
+        :class:`InvalidInput` naming those there are. ``date_from`` and ``date_to`` (inclusive) search only
+        the sessions with messages in that period.
         """
         user_id = _check_id("user_id", user_id)
         if options is not None and (isinstance(options, str) or not all(isinstance(o, str) for o in options)):
@@ -349,7 +480,8 @@ class Memory:
             )
         session = self.open_session(
             question, user_id, now=now, top_k=top_k, window=window, agent=agent.name, source=source,
-            project=project, options=options, rules=getattr(agent, "reading_rules", None),
+            project=project, date_from=date_from, date_to=date_to, options=options,
+            rules=getattr(agent, "reading_rules", None),
         )  # fmt: skip
         agent.run(session)
         return session.result(max_tokens=max_tokens)
@@ -371,17 +503,20 @@ class Memory:
         agent: str = "tool",
         source: str | None = None,
         project: str | None = None,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
         options: Sequence[str] | None = None,
         rules: ReadingRules | None = None,
     ) -> SearchSession:
         """A :class:`SearchSession` with this memory's settings: what agents (and :mod:`refind.tools`) run
         rounds on. The question (with its multiple-choice ``options``) is read here, once
         (:func:`refind.query.read_question`, under the agent's ``rules``); the session's read-set spans every
-        search made through it; ``source`` and ``project`` restrict it to the sessions with them."""
+        search made through it; ``source`` and ``project`` restrict it to the sessions with them,
+        ``date_from`` and ``date_to`` to the sessions with messages then."""
         user_id = _check_id("user_id", user_id)
         s = self.settings
         self.store.refresh()  # a read-only memory beside a writer: its latest commit
-        scope = self._scope(user_id, source, project)
+        scope = self._scope(user_id, source, project, date_from, date_to)
         reading = read_question(question, now=_time_arg("now", now), options=options, rules=rules)
         return SearchSession(
             self.store,
@@ -431,16 +566,21 @@ class Memory:
         project: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        date_from: TimeLike | None = None,
+        date_to: TimeLike | None = None,
     ) -> list[SessionSummary]:
         """``user_id``'s stored sessions, the most recent first (by their last message; ties by session
         id): title, source, project, message count, first and last message times. ``source`` and
-        ``project`` keep the sessions that have them; ``offset`` and ``limit`` page the list."""
+        ``project`` keep the sessions that have them (one that none has is an :class:`InvalidInput` naming
+        those there are), ``date_from`` and ``date_to`` those with messages in that period (inclusive);
+        ``offset`` and ``limit`` page the list. An untitled session's title is derived from its first user
+        message (``title_derived``)."""
         user_id = _check_id("user_id", user_id)
         offset = _bounded_int("offset", offset, 0, 0, 10**9)
         if limit is not None:
             limit = _bounded_int("limit", limit, 0, 0, 10**6)
         self.store.refresh()
-        scope = self._scope(user_id, source, project)
+        scope = self._scope(user_id, source, project, date_from, date_to)
         infos = self.store.session_infos(user_id)
         rows = []
         for s in self.store.session_summaries(user_id):
@@ -455,7 +595,72 @@ class Memory:
             )  # fmt: skip
         rows.sort(key=lambda r: r.session_id)
         rows.sort(key=lambda r: -r.last)
-        return rows[offset : offset + limit if limit is not None else None]
+        return self._with_titles(user_id, rows[offset : offset + limit if limit is not None else None])
+
+    def _with_titles(self, user_id: str, rows: list[SessionSummary]) -> list[SessionSummary]:
+        """``rows`` with a title derived for each one without (:meth:`derived_titles`)."""
+        derived = self.derived_titles(user_id, [r.session_id for r in rows if not r.title])
+        return [
+            r.model_copy(update={"title": derived[r.session_id], "title_derived": True})
+            if not r.title and r.session_id in derived
+            else r
+            for r in rows
+        ]
+
+    _TITLE_TURNS = 20  # a derived title comes from the first user message among a session's first turns
+
+    def derived_titles(self, user_id: str, session_ids: Sequence[str]) -> dict[str, str]:
+        """Titles for sessions whose import gave none (a Claude Code log without a summary line): the
+        first user message among each session's first 20 turns (else its first turn), shortened
+        (:func:`refind.models.derive_title`). Sessions with nothing to derive from are absent. Nothing is
+        stored: a later import that brings a title wins, and exports carry none."""
+        user_id = _check_id("user_id", user_id)
+        wanted = list(dict.fromkeys(session_ids))
+        if not wanted:
+            return {}
+        out: dict[str, str] = {}
+        spans = [(sid, 0, self._TITLE_TURNS - 1) for sid in wanted]
+        for sid, turns in zip(wanted, self.store.windows(user_id, spans), strict=True):
+            first = next((t for t in turns if t.role == "user"), turns[0] if turns else None)
+            title = derive_title(first.content) if first is not None else None
+            if title:
+                out[sid] = title
+        return out
+
+    def labels(self, user_id: str) -> tuple[list[str], list[str]]:
+        """The sources and the projects of ``user_id``'s sessions, each sorted (what ``source`` and
+        ``project`` filters accept): from their stored info alone, without listing the sessions."""
+        user_id = _check_id("user_id", user_id)
+        self.store.refresh()
+        infos = self.store.session_infos(user_id).values()
+        return sorted({i.source for i in infos if i.source}), sorted({i.project for i in infos if i.project})
+
+    def session_ids(self, user_id: str) -> list[str]:
+        """The ids of ``user_id``'s stored sessions, sorted (what a prefix is resolved against)."""
+        user_id = _check_id("user_id", user_id)
+        self.store.refresh()
+        return sorted(s.session_id for s in self.store.session_summaries(user_id))
+
+    def short_ids(self, user_id: str, session_ids: Sequence[str]) -> dict[str, str]:
+        """For each of ``session_ids``, the shortest form that names it alone among ``user_id``'s sessions
+        (:meth:`resolve_session` takes it): each /-separated part of the id cut to the same length, at
+        least 8 characters (``6612f0a1-3``, ``5f0c2d4e/agent-3f``); an id of 12 characters or fewer whole."""
+        ids = self.session_ids(user_id)
+        return {sid: _short_id(sid, ids) for sid in dict.fromkeys(session_ids)}
+
+    def resolve_session(self, user_id: str, session_id: str, *, deleted: bool = False) -> str:
+        """The id of ``user_id``'s stored session that ``session_id`` names, as git takes a commit's prefix:
+        itself when a session has that id; else the one session each of whose /-separated parts starts with
+        the matching part of ``session_id`` (``5f0c2d4e/agent-3f``); else the one session whose id starts
+        with it. ``session_id`` unchanged when none does (the caller says it is missing); several is an
+        :class:`InvalidInput` listing them. ``deleted`` resolves among the deleted sessions' tombstones
+        (:meth:`deleted_sessions`) instead."""
+        user_id, session_id = _check_id("user_id", user_id), _check_id("session_id", session_id)
+        if deleted:
+            found = _by_prefix(user_id, session_id, sorted(self.deleted_sessions(user_id)), "deleted session")
+        else:
+            found = _by_prefix(user_id, session_id, self.session_ids(user_id))
+        return found if found is not None else session_id
 
     def session_info(self, user_id: str, session_id: str) -> SessionSummary | None:
         """One stored session's summary (as :meth:`sessions` lists it), or None when it holds no message."""
@@ -466,20 +671,34 @@ class Memory:
             return None
         i = self.store.session_infos(user_id, [session_id]).get(session_id)
         times = [t.timestamp for t in turns]
+        title, derived = (i.title if i else None), False
+        if not title:
+            first = next((t for t in turns[: self._TITLE_TURNS] if t.role == "user"), turns[0])
+            title = derive_title(first.content)
+            derived = title is not None
         return SessionSummary(
-            session_id=session_id, title=i.title if i else None, source=i.source if i else None,
+            session_id=session_id, title=title, source=i.source if i else None,
             project=i.project if i else None, messages=len(turns), first=min(times), last=max(times),
+            title_derived=derived,
         )  # fmt: skip
 
-    def export(self, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every stored message (of ``user_id``, or of every user) as refind's JSONL records, session by
-        session in turn order, each session's first record carrying its title, source and project:
-        what ``refind import`` reads back into the same messages and info (``refind export``)."""
+    def export(self, user_id: str | None = None, session_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored message (of ``user_id``, or of every user; of one session with ``session_id``) as
+        refind's JSONL records, session by session in turn order, each session's first record carrying its
+        title, source and project: what ``refind import`` reads back into the same messages and info
+        (``refind export``)."""
         users = [_check_id("user_id", user_id)] if user_id is not None else None
+        if session_id is not None:
+            session_id = _check_id("session_id", session_id)
+            if users is None:
+                raise InvalidInput("session_id: give the user_id of the session too", field="user_id")
         self.store.refresh()
         for user in users if users is not None else self.store.users():
-            infos = self.store.session_infos(user)
-            summaries = sorted(self.store.session_summaries(user), key=lambda s: (s.first, s.session_id))
+            infos = self.store.session_infos(user, [session_id] if session_id is not None else None)
+            summaries = sorted(
+                (s for s in self.store.session_summaries(user) if session_id in (None, s.session_id)),
+                key=lambda s: (s.first, s.session_id),
+            )
             for summary in summaries:
                 turns = self.store.windows(user, [(summary.session_id, 0, 2**31 - 1)])[0]
                 info = infos.get(summary.session_id)
@@ -503,15 +722,18 @@ class Memory:
         return self.store.count(_check_id("user_id", user_id) if user_id is not None else None)
 
     def stats(self) -> StoreStats:
-        """Message and user counts of the index."""
+        """Message and user counts of the index, and the deleted sessions that imports leave out."""
         self.store.refresh()
         users = self.store.users()
         per_user = {u: self.store.count(u) for u in users}
+        deleted = {u: len(s) for u, s in self.store.tombstones().items() if s}
         return StoreStats(
             path=self._where(),
             messages=self.store.count(),
             users=len(users),
             per_user=per_user,
+            deleted_sessions=sum(deleted.values()),
+            deleted_per_user=deleted,
         )
 
     # ------------------------------------------------------------------ lifecycle

@@ -30,6 +30,7 @@ __all__ = [
     "TIME_FORMS",
     "Turn",
     "check_id",
+    "derive_title",
     "id_problem",
     "to_epoch_ms",
     "validation_message",
@@ -360,7 +361,8 @@ class SessionLog(BaseModel):
 class SessionSummary(BaseModel):
     """One stored session, as :meth:`refind.Memory.sessions` lists it: its info (``title``, ``source``,
     ``project``: None when the import gave none), how many messages it holds and the times (epoch ms) of its
-    first and last."""
+    first and last. A session whose import gave no title is titled by its first user message, shortened
+    (:func:`derive_title`), and ``title_derived`` says so; its stored info stays without one."""
 
     session_id: str
     title: str | None = None
@@ -369,6 +371,7 @@ class SessionSummary(BaseModel):
     messages: int
     first: int
     last: int
+    title_derived: bool = False
 
 
 class AddResult(BaseModel):
@@ -384,12 +387,34 @@ class AddResult(BaseModel):
 
 
 class StoreStats(BaseModel):
-    """Counts of an index: messages in all, users, and messages per user."""
+    """Counts of an index: messages in all, users, and messages per user; ``deleted_sessions`` (and per
+    user) counts the tombstones of deleted sessions that later imports leave out."""
 
     path: str
     messages: int
     users: int
     per_user: dict[str, int] = Field(default_factory=dict)
+    deleted_sessions: int = 0
+    deleted_per_user: dict[str, int] = Field(default_factory=dict)
+
+
+DERIVED_TITLE_CHARS = 60
+"""A title derived from a session's first user message is cut to about this many characters."""
+
+
+def derive_title(text: str, limit: int = DERIVED_TITLE_CHARS) -> str | None:
+    """A title for an untitled session from its first user message: the message's start with its spaces
+    and line breaks collapsed and control characters dropped, cut at a word boundary near ``limit``
+    characters (``…`` marks the cut); None when nothing printable is left."""
+    head = text[: limit * 4]
+    clean = " ".join("".join(c if c.isprintable() else " " for c in head).split())
+    if not clean:
+        return None
+    if len(clean) <= limit and len(text) <= len(head):
+        return clean
+    room = clean[: limit + 1]
+    cut = (room.rsplit(" ", 1)[0] if " " in room else clean[:limit]).rstrip(" ,;:.-")
+    return (cut or clean[:limit]) + "…"
 
 
 def validation_message(exc: ValidationError, prefix: str = "") -> str:

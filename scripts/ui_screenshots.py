@@ -1,7 +1,7 @@
 """Make the screenshots of docs/ui.md: the demo history in a fresh index, `refind ui` on loopback, a real
-headless Chromium (the system's, driven by Playwright) on three pages.
+headless Chromium (the system's, driven by Playwright) on four pages.
 
-    python scripts/ui_screenshots.py                 # writes docs/img/ui-home.png, ui-search.png, ui-session.png
+    python scripts/ui_screenshots.py      # writes docs/img/ui-home.png, ui-search.png, ui-period.png, ui-session.png
     python scripts/ui_screenshots.py --out /tmp/shots
 
 Needs the dev extra (Playwright) and Debian's chromium (or $REFIND_CHROMIUM naming a Chromium binary).
@@ -31,6 +31,8 @@ FLAGS = [
     "--no-first-run",
 ]
 QUESTION = "what did the vet give Pixel?"
+PERIOD = ("what were our holiday plans last month?", "2024-05-01", "2024-06-30", "2024-06-20")
+SHOTS = ("ui-home.png", "ui-search.png", "ui-period.png", "ui-session.png")
 
 
 def _chromium() -> str:
@@ -44,7 +46,20 @@ def _start_ui(index: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
     with log.open("wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "refind.cli", "--data", str(index), "ui", "--user", "maya", "--port", "0"],
+            [
+                sys.executable,
+                "-m",
+                "refind.cli",
+                "--data",
+                str(index),
+                "--tz",
+                "UTC",
+                "ui",
+                "--user",
+                "maya",
+                "--port",
+                "0",
+            ],  # fmt: skip
             stdout=fh,
             stderr=subprocess.STDOUT,
             env=env,
@@ -89,6 +104,17 @@ def main(argv: list[str] | None = None) -> int:
                 page.press("input[name=q]", "Enter")
                 page.wait_for_url(re.compile(r"/search\?q="))
                 page.screenshot(path=str(args.out / "ui-search.png"))
+                search_url = page.url
+                question, since, until, asof = PERIOD
+                page.fill("input[name=q]", question)
+                page.fill("header input[name=since]", since)
+                page.fill("header input[name=until]", until)
+                page.fill("header input[name=asof]", asof)
+                page.select_option("header select[name=order]", "time")
+                page.press("input[name=q]", "Enter")
+                page.wait_for_url(re.compile(r"asof="))
+                page.screenshot(path=str(args.out / "ui-period.png"))
+                page.goto(search_url)
                 page.locator("section.session h2 a").first.click()
                 page.wait_for_url(re.compile(r"/session/"))
                 page.evaluate("window.scrollTo(0, 0)")  # the title, not only the hit the link jumped to
@@ -97,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
-    for name in ("ui-home.png", "ui-search.png", "ui-session.png"):
+    for name in SHOTS:
         print(f"wrote {args.out / name}")
     return 0
 

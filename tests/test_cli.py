@@ -276,6 +276,8 @@ def test_stats(index: Path) -> None:
         "messages": N_MESSAGES,
         "users": 1,
         "per_user": {"maya": N_MESSAGES},
+        "deleted_sessions": 0,
+        "deleted_per_user": {},
     }
     table = run("--data", str(index), "stats").stdout
     assert f"{N_MESSAGES} messages, 1 user" in table

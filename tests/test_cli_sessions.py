@@ -19,8 +19,8 @@ LISBON = "6612f0a1-2222-4c1e-9e0a-000000000002"
 CODE_MAIN = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"
 
 
-def run(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=True)
+def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input, env=env, catch_exceptions=True)
 
 
 def flat(text: str) -> str:
@@ -180,3 +180,151 @@ def test_a_block_header_shows_the_date_of_a_later_hit(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     header = next(line for line in done.stdout.splitlines() if "session week" in line)
     assert header.startswith("Thu 12 Mar 2026, 09:00 UTC - Sat 14 Mar 2026, 09:00 UTC"), header
+
+
+# ---------------------------------------------------------------------------------------------- issue 38
+
+SUBAGENT = CODE_MAIN + "/agent-3f2e1d0c"
+UNTITLED = "9a8b7c6d-0000-4e1f-8a2b-3c4d5e6f7a8b"  # a Claude Code log without a summary line
+
+
+def test_a_unique_start_of_a_session_id_works_everywhere_and_an_ambiguous_one_lists_them(data: str) -> None:
+    shown = run("--data", data, "show", "6612f0a1-2")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == "Lisbon in May" and f"session {LISBON}" in flat(shown.stdout)
+    ambiguous = run("--data", data, "show", "6612f0a1")
+    assert ambiguous.exit_code == EXIT_ERROR and len(ambiguous.stderr.strip().splitlines()) == 1
+    message = ambiguous.stderr
+    assert "'6612f0a1' is ambiguous: 3 sessions of user 'me' match it" in message, message
+    assert all(f"6612f0a1-{n}-4c1e-9e0a-00000000000{n[0]}" in message for n in ("1111", "2222", "3333"))
+    by_parts = run("--data", data, "show", "5f0c2d4e/agent-3f", "--json")  # each part of a subagent's id
+    assert json.loads(by_parts.stdout)["session"]["session_id"] == SUBAGENT
+    assert json.loads(run("--data", data, "show", "5f0c2d4e", "--json").stdout)["session"]["session_id"] == (
+        CODE_MAIN
+    )
+    md = run("--data", data, "export", "--session", "6612f0a1-2", "--format", "md")
+    assert md.exit_code == 0 and md.stdout.startswith("# Lisbon in May\n"), md.output
+    deleted = run("--data", data, "delete-session", "6612f0a1-1", "--yes")
+    assert (
+        deleted.exit_code == 0 and "Deleted session '6612f0a1-1111-4c1e-9e0a-000000000001'" in deleted.stdout
+    )
+    assert run("--data", data, "show", "6612f0a1", "--json").exit_code == EXIT_ERROR  # 2 left: still two
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_sessions_prints_one_line_a_session_its_id_whole_at_any_width(
+    data: str, columns: int, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+
+    env = {**child_env, "COLUMNS": str(columns)}
+    done = subprocess.run(
+        [sys.executable, "-m", "refind.cli", "--data", data, "sessions"], env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    rows = [line for line in lines[rule + 1 :] if line.strip()]
+    assert len(rows) == 7, done.stdout  # one line each: nothing wrapped
+    assert lines[rule - 1].split() == ["session", "title", "source", "dates", "msgs"]
+    assert all(len(line) <= columns for line in lines)
+    named = set()
+    for line in rows:
+        short = line.split()[0]
+        body = json.loads(run("--data", data, "show", short, "--json").stdout)
+        named.add(body["session"]["session_id"])
+    with refind.Memory(data, read_only=True) as mem:
+        assert named == {s.session_id for s in mem.sessions("me")}  # each shown id names its session
+
+
+def test_an_untitled_session_is_titled_by_its_first_message_marked_as_derived(data: str) -> None:
+    rows = {
+        r["session_id"]: r
+        for r in map(json.loads, run("--data", data, "sessions", "--json").stdout.split("\n")[:-1])
+    }
+    assert rows[UNTITLED]["title"] == "Add a --units flag to the CLI (metric or imperial)."
+    assert rows[UNTITLED]["title_derived"] is True
+    assert rows[LISBON]["title"] == "Lisbon in May" and rows[LISBON]["title_derived"] is False
+    assert UNTITLED not in run("--data", data, "sessions").stdout  # a short id, and the quoted title
+    assert "“Add a --units flag" in run("--data", data, "sessions").stdout
+    assert run("--data", data, "show", UNTITLED).stdout.startswith("“Add a --units flag to the CLI")
+    exported = [json.loads(line) for line in run("--data", data, "export").stdout.splitlines()]
+    assert not any(r.get("title") for r in exported if r["session_id"] == UNTITLED)  # never stored
+    found = flat(run("--data", data, "search", "units flag metric imperial").stdout)
+    assert "claude-code · “Add a --units flag to the CLI (metric or imperial).”" in found
+
+
+def test_an_unknown_source_or_project_is_an_error_that_lists_the_known_ones(data: str) -> None:
+    bogus = run("--data", data, "search", "lisbon", "--source", "bogus")
+    assert bogus.exit_code == EXIT_ERROR and bogus.stderr.strip() == (
+        "Error: source 'bogus': no session has it; the sources of the sessions of user 'me' are: chatgpt, "
+        "claude-code"
+    )
+    cased = run("--data", data, "sessions", "--source", "Claude-Code")
+    assert cased.exit_code == EXIT_ERROR and "did you mean 'claude-code'?" in cased.stderr
+    project = run("--data", data, "sessions", "--project", "/nowhere")
+    assert project.exit_code == EXIT_ERROR
+    assert "the projects of the sessions of user 'me' are: /home/maya/projects/weather" in project.stderr
+
+
+def test_export_as_markdown_reads_as_the_session_and_jsonl_still_round_trips(
+    data: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "lisbon.md"
+    done = run("--data", data, "export", "--session", LISBON, "--format", "md", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    assert "Exported 1 session to" in flat(done.stderr)
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(
+        "# Lisbon in May\n\n- session: `6612f0a1-2222-4c1e-9e0a-000000000002`\n- user: me\n"
+    )
+    assert "- source: chatgpt\n" in text and "- messages: 4\n" in text
+    assert (
+        "\n## user · 2024-05-01 08:00 UTC · turn 0\n\nWhere should we stay in Lisbon for four nights in May?\n"
+        in text
+    )
+    assert text.count("\n## ") == 4
+    every = run("--data", data, "export", "--format", "md").stdout
+    assert every.count("\n---\n") == 6 and "# “Add a --units flag" in every  # 7 sessions, untitled quoted
+    jsonl = run("--data", data, "export", "--session", "6612f0a1-2").stdout.splitlines()
+    assert len(jsonl) == 4 and json.loads(jsonl[0])["title"] == "Lisbon in May"
+    missing = run(
+        "--data", data, "export", "--session", "nope", "--format", "md", "-o", str(tmp_path / "x.md")
+    )
+    assert missing.exit_code == EXIT_ERROR and not (tmp_path / "x.md").exists()
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_dates_are_shown_in_the_persons_time_zone(data: str) -> None:
+    utc = run("--data", data, "show", LISBON)
+    assert "2024-05-01 08:00 UTC" in utc.stdout
+    la = run("--data", data, "show", LISBON, env={"TZ": "America/Los_Angeles"})
+    assert "2024-05-01 01:00 PDT" in la.stdout and "UTC" not in la.stdout, la.output
+    paris = run("--data", data, "--tz", "Europe/Paris", "show", LISBON)
+    assert "2024-05-01 10:00 CEST" in paris.stdout
+    tokyo = run("--data", data, "show", LISBON, env={"REFIND_TZ": "Asia/Tokyo", "TZ": "America/Los_Angeles"})
+    assert "2024-05-01 17:00 JST" in tokyo.stdout  # the setting wins over TZ
+    found = flat(run("--data", data, "search", "lisbon stroller", env={"TZ": "America/Los_Angeles"}).stdout)
+    assert "Wed 1 May 2024, 01:00 PDT" in found
+    tokyo = run("--data", data, "search", "lisbon", "--json", env={"TZ": "Asia/Tokyo"})
+    plain = run("--data", data, "search", "lisbon", "--json")
+    assert (
+        json.loads(tokyo.stdout)["evidence"] == json.loads(plain.stdout)["evidence"]
+    )  # stored UTC, as always
+    bad = run("--data", data, "--tz", "Mars/Olympus", "show", LISBON)
+    assert bad.exit_code == EXIT_ERROR and "time zone 'Mars/Olympus' is unknown" in bad.stderr
+    with refind.Memory(data, read_only=True) as mem:  # the library's evidence text stays UTC whatever TZ
+        import os
+
+        before = os.environ.get("TZ")
+        os.environ["TZ"] = "America/Los_Angeles"
+        try:
+            text = mem.search("lisbon stroller", "me").to_text()
+        finally:
+            if before is None:
+                del os.environ["TZ"]
+            else:
+                os.environ["TZ"] = before
+    assert "| 1 May 2024, 08:00 UTC | chatgpt | Lisbon in May]" in text

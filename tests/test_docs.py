@@ -116,3 +116,45 @@ def test_a_link_to_a_missing_anchor_fails_the_build(tmp_path: Path) -> None:
     done = mkdocs(copy, tmp_path / "site")
     assert done.returncode != 0
     assert "no-such-heading" in done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------------------------------- issue 38
+
+
+def test_following_getting_started_in_the_clone_leaves_nothing_untracked() -> None:
+    """Every index directory the page has a reader make inside the clone (``--data ./refind-data``) is one
+    git ignores, so `git status` stays clean."""
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    dirs = set(re.findall(r"--data \./([\w.-]+)", page))
+    assert dirs, "the page names the directories it writes"
+    for d in sorted(dirs):
+        done = subprocess.run(["git", "check-ignore", "-q", f"{d}/"], cwd=ROOT)  # a directory
+        assert done.returncode == 0, f"{d}: following docs/getting-started.md leaves it untracked"
+
+
+def test_refind_ui_and_the_mcp_http_server_default_to_different_ports() -> None:
+    from refind.cli import main
+
+    defaults = {}
+    for name in ("ui", "mcp"):
+        command = main.get_command(None, name)  # type: ignore[arg-type]
+        assert command is not None
+        defaults[name] = next(p.default for p in command.params if p.name == "port")
+    assert defaults["ui"] != defaults["mcp"], defaults
+    for page, port in (("ui.md", defaults["ui"]), ("mcp.md", defaults["mcp"])):
+        assert f"127.0.0.1:{port}" in (DOCS / page).read_text(encoding="utf-8"), page
+
+
+def test_the_notebook_runs_with_the_command_getting_started_gives(tmp_path: Path, shared_data: Path) -> None:
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    found = re.search(r"`(\.venv/bin/jupyter execute examples/notebooks/evaluate\.ipynb)`", page)
+    assert found, "docs/getting-started.md gives the notebook's run command"
+    args = found.group(1).split()
+    args[0] = str(Path(sys.executable).parent / "jupyter")  # this environment's .venv/bin
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
+    env |= {"REFIND_EVAL_OUT": str(tmp_path / "eval"), "REFIND_SHARED_DATA": str(shared_data)}
+    env |= {"JUPYTER_PLATFORM_DIRS": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "eval" / "evaluate.png").stat().st_size > 10_000
+    assert (tmp_path / "eval" / "locomo" / "summary.json").is_file()

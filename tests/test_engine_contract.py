@@ -598,6 +598,31 @@ def test_delete_user_removes_messages_sessions_and_markers(engine: Engine) -> No
     assert engine.delete_user("alice") == 0 and engine.delete_user("nobody") == 0
 
 
+def test_tombstones_are_kept_per_user_outlive_deletions_and_are_forgotten_on_request(engine: Engine) -> None:
+    """A deleted session's tombstone (what later imports leave out): recorded durably, per user, kept when
+    the messages go (delete_session, delete_user, retention), forgotten only by remove_tombstones."""
+    assert engine.tombstones() == {} and engine.tombstones("alice") == {}
+    put(engine, [rec(user, s, 0, "secret plan") for user in ("alice", "bob") for s in ("s1", "s2")])
+    engine.add_tombstones("alice", ["s1", "s2"], T0)
+    engine.add_tombstones("bob", ["s1"], T0 + 1)
+    engine.add_tombstones("bob", [], T0 + 2)  # nothing to record
+    assert engine.tombstones("alice") == {"alice": {"s1": T0, "s2": T0}}
+    assert engine.tombstones() == {"alice": {"s1": T0, "s2": T0}, "bob": {"s1": T0 + 1}}
+    assert engine.tombstones("carol") == {}
+    assert engine.count("alice") == 2  # a tombstone deletes nothing by itself
+    assert engine.delete_session("alice", "s1") == 1 and engine.delete_user("alice") == 1
+    engine.expire(int(time.time() * 1000) + 1000)
+    engine.commit()
+    assert engine.count() == 0 and engine.tombstones("alice") == {"alice": {"s1": T0, "s2": T0}}
+    engine.add_tombstones("alice", ["s1"], T0 + 5)  # recorded again: the new time
+    assert engine.tombstones("alice") == {"alice": {"s1": T0 + 5, "s2": T0}}
+    assert engine.remove_tombstones("alice", ["s1", "never-deleted"]) == 1
+    assert engine.tombstones("alice") == {"alice": {"s2": T0}}
+    assert engine.remove_tombstones("alice") == 1 and engine.remove_tombstones("alice") == 0
+    assert engine.tombstones() == {"bob": {"s1": T0 + 1}}  # another user's are untouched
+    assert engine.remove_tombstones("bob", []) == 0 and engine.tombstones("bob") == {"bob": {"s1": T0 + 1}}
+
+
 def test_expire_removes_what_was_added_before_the_cutoff(engine: Engine) -> None:
     put(engine, [rec("alice", "s1", 0, "old first"), rec("alice", "s1", 1, "old second"),
                  rec("bob", "s9", 0, "old only")], marker=Marker("alice", "r-old", "1"))  # fmt: skip
@@ -757,6 +782,33 @@ def test_committed_writes_survive_close_and_reopen(durable_kind: EngineKind, tmp
         assert sorted(ids(e.query("u", "kayak", 10))) == ["s:0", "s:1"]
         assert [s for s, _ in e.query_sessions("u", "kayak", 10)] == ["s"]
         assert e.request_marker("u", "r") == "payload" and _states(e, "u", ["s"])["s"].text is not None
+    finally:
+        e.close()
+
+
+def test_tombstones_survive_close_and_reopen(durable_kind: EngineKind, tmp_path: Path) -> None:
+    e = durable_kind.make(tmp_path, Settings())
+    put(e, [rec("u", "s", 0, "the red kayak")])
+    e.add_tombstones("u", ["s", "gone"], T0)
+    e.delete_session("u", "s")
+    e.close()
+    e = _reopen(durable_kind, tmp_path)
+    try:
+        assert e.tombstones() == {"u": {"s": T0, "gone": T0}} and e.count() == 0
+        if durable_kind.read_only:  # a reader beside the writer sees them, and may not change them
+            reader = _reopen(durable_kind, tmp_path, read_only=True)
+            try:
+                assert reader.tombstones("u") == {"u": {"s": T0, "gone": T0}}
+                with pytest.raises(ReadOnlyError):
+                    reader.remove_tombstones("u")
+            finally:
+                reader.close()
+        assert e.remove_tombstones("u", ["gone"]) == 1
+    finally:
+        e.close()
+    e = _reopen(durable_kind, tmp_path)
+    try:
+        assert e.tombstones() == {"u": {"s": T0}}
     finally:
         e.close()
 

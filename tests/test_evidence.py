@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import refind
 from refind.evidence import CUT, excerpt, pack, render
 from refind.models import Evidence, Turn
 from refind.policy import POLICY
@@ -418,3 +419,36 @@ def test_packing_over_a_floor_shows_what_the_floor_alone_shows_then_adds() -> No
         assert {t.id for b in pack_for(floor, budget, "lookup") for t in b.turns} <= {
             t.id for b in shown if b.session_id == "a" for t in b.turns
         }
+
+
+def test_dates_for_people_in_a_zone_and_compact_ranges() -> None:
+    """Issue 38: format_date in a zone when one is given (the CLI and the page), UTC as always when not;
+    a date without a time of day (midnight UTC) stays its day; format_range writes a period once."""
+    from refind.evidence import format_date, format_range, time_zone
+
+    la = time_zone("America/Los_Angeles")
+    ms = 1_717_255_800_000  # 2024-06-01 15:30 UTC
+    assert format_date(ms) == "1 June 2024, 15:30 UTC" and format_date(ms, "minute") == "2024-06-01 15:30 UTC"
+    assert format_date(ms, tz=la) == "1 June 2024, 08:30 PDT"
+    assert format_date(ms, "minute", tz=time_zone("Asia/Dubai")) == "2024-06-01 19:30 UTC+04"
+    midnight = 1_717_200_000_000  # 2024-06-01, a day without a time
+    assert (
+        format_date(midnight, "day", tz=la) == "2024-06-01" and format_date(midnight, tz=la) == "1 June 2024"
+    )
+    assert format_range(ms, ms + 3_600_000, tz=la) == "Sat 1 Jun 2024, 08:30–09:30 PDT"
+    assert (
+        format_range(ms, ms) == "Sat 1 Jun 2024, 15:30 UTC"
+        and format_range(midnight, midnight) == "Sat 1 Jun 2024"
+    )
+    assert format_range(ms, ms + 3 * 86_400_000) == "1–4 Jun 2024"
+    assert format_range(ms, ms + 30 * 86_400_000) == "1 Jun – 1 Jul 2024"
+    assert format_range(ms, ms + 300 * 86_400_000) == "1 Jun 2024 – 28 Mar 2025"
+    with pytest.raises(refind.InvalidInput, match="time zone 'Mars/Olympus' is unknown"):
+        time_zone("Mars/Olympus")
+
+
+def test_match_spans_finds_the_words_the_terms_came_from() -> None:
+    text = "We decided: the Cache houses caching; I am giving Pixel the pills"
+    spans = refind.match_spans(text, ["decid", "cach", "hous", "give", "pixel"])
+    assert [text[a:b] for a, b in spans] == ["decided", "Cache", "houses", "caching", "giving", "Pixel"]
+    assert refind.match_spans(text, []) == [] and refind.match_spans("", ["x"]) == []

@@ -359,9 +359,12 @@ def test_state_that_no_longer_matches_the_index_is_not_trusted(tmp_path: Path) -
     with refind.Memory(path) as mem:
         first = io.import_path(mem, CODE_DIR)
         assert first.added == 21
-        mem.delete_user("me")
+        mem.delete_user("me", tombstone=False)  # gone without a trace, as from a rebuilt index
         again = io.import_path(mem, CODE_DIR)  # the state says all is imported; the index disagrees
         assert (again.added, again.files_unchanged) == (21, 0)
+        mem.delete_user("me")  # a person's deletion: read again, and what they deleted left out
+        kept_out = io.import_path(mem, CODE_DIR)
+        assert (kept_out.added, kept_out.files_unchanged, kept_out.skipped["deleted_sessions"]) == (0, 0, 4)
     shutil.rmtree(path)
     with refind.Memory(path) as mem:  # a new index where the old one was
         assert io.import_path(mem, CODE_DIR).added == 21

@@ -129,3 +129,39 @@ def test_watch_imports_new_lines_of_a_growing_log(tmp_path: Path, child_env: dic
         timeout=120,
     )
     assert json.loads(done.stdout)["per_user"] == {"me": 18}
+
+
+def test_a_deleted_session_stays_deleted_when_the_same_export_is_imported_again(tmp_path: Path) -> None:
+    """Issue 38: a delete stays deleted. delete-session and delete-user record what they deleted (durably,
+    beside the index), so importing the same export again leaves it out and says so; `refind stats` counts
+    it; --restore undoes it for the next `import --rescan`."""
+    data = str(tmp_path / "index")
+    export = str(FIXTURES / "chatgpt" / "conversations.json")
+    lisbon = "6612f0a1-2222-4c1e-9e0a-000000000002"
+    assert run("--data", data, "import", export, "--quiet").exit_code == 0
+    deleted = run("--data", data, "delete-session", lisbon, "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert "--restore" in deleted.stdout
+    again = json.loads(run("--data", data, "import", export, "--json").stdout)
+    assert (again["added"], again["skipped"]["deleted_sessions"]) == (0, 1), again
+    table = " ".join(run("--data", data, "import", export, "--rescan").stdout.split())
+    assert "1 deleted session" in table
+    assert run("--data", data, "show", lisbon).exit_code == EXIT_ERROR  # still gone
+    stats = json.loads(run("--data", data, "stats", "--json").stdout)
+    assert (stats["messages"], stats["deleted_sessions"], stats["deleted_per_user"]) == (11, 1, {"me": 1})
+    assert "1 deleted session that imports leave out" in run("--data", data, "stats").stdout
+
+    restored = run("--data", data, "delete-session", "6612f0a1-2", "--restore")  # a start of the id will do
+    assert restored.exit_code == 0 and f"Restored session '{lisbon}'" in restored.stdout
+    assert run("--data", data, "delete-session", lisbon, "--restore").exit_code == EXIT_ERROR  # nothing left
+    back = json.loads(run("--data", data, "import", export, "--rescan", "--json").stdout)
+    assert back["added"] == 4 and "deleted_sessions" not in back["skipped"]
+    assert run("--data", data, "show", lisbon).exit_code == 0
+
+    assert run("--data", data, "delete-user", "me", "--yes").exit_code == 0
+    gone = json.loads(run("--data", data, "import", export, "--json").stdout)
+    assert (gone["added"], gone["skipped"]["deleted_sessions"]) == (0, 3)
+    assert json.loads(run("--data", data, "stats", "--json").stdout)["deleted_per_user"] == {"me": 3}
+    undo = run("--data", data, "delete-user", "me", "--restore")
+    assert undo.exit_code == 0 and "Restored 3 deleted sessions of user 'me'" in undo.stdout
+    assert json.loads(run("--data", data, "import", export, "--rescan", "--json").stdout)["added"] == 15

@@ -64,7 +64,10 @@ NOT_TUNED: dict[tuple[str, float], str] = {
     ("refind/evidence.py", 6): "characters per token: a window comfortably holding a passage",
     ("refind/evidence.py", 2): "both cut marks of a passage; halves of a window",
     ("refind/evidence.py", 4): "tokens of a rendered turn's line beyond its text (speaker, marks, newline)",
-    ("refind/evidence.py", 80): "characters of a title in a block's header",
+    ("refind/evidence.py", 80): "characters of a title in a block's header, of a bad zone name echoed",
+    ("refind/evidence.py", 79): "the same, less its ellipsis",
+    ("refind/evidence.py", 100): "longest time zone name looked up: a bound of work",
+    ("refind/evidence.py", 86_400_000): "milliseconds in a day",
 }
 
 _WORD = re.compile(r"^[a-z][a-z'’\-]*$")

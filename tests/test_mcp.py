@@ -17,6 +17,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 import refind
 from refind import loaders as io
@@ -47,6 +48,25 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def _text(result: Any) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def _call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
+    """The tool's result, or the JSON-RPC error (``MCPError``) the server answered the call with."""
+    try:
+        return await session.call_tool(tool, args)
+    except MCPError as exc:
+        return exc
+
+
+def _invalid_params(outcome: Any, words: str) -> bool:
+    """Whether ``outcome`` is a JSON-RPC invalid-params error (-32602) whose short message holds ``words``
+    and none of pydantic's text (its header, its URL)."""
+    assert isinstance(outcome, MCPError), outcome
+    message = outcome.error.message
+    assert outcome.error.code == -32602, outcome.error
+    assert words in message, message
+    assert "pydantic" not in message and "validation error" not in message and "\n" not in message, message
+    return True
 
 
 def over_stdio(
@@ -96,11 +116,9 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
         seen["turns"] = await session.call_tool(
             "read_turns", {"session_id": LISBON, "turn_from": 0, "turn_to": 3}
         )
-        seen["bad"] = await session.call_tool(
-            "keyword_search", {"keywords": "lisbon", "date_from": "May 2024"}
-        )
-        seen["add"] = await session.call_tool(
-            "add_messages", {"session_id": "x", "messages": [{"role": "user", "content": "hi"}]}
+        seen["bad"] = await _call(session, "keyword_search", {"keywords": "lisbon", "date_from": "May 2024"})
+        seen["add"] = await _call(
+            session, "add_messages", {"session_id": "x", "messages": [{"role": "user", "content": "hi"}]}
         )
 
     stderr = over_stdio(index, tmp_path, body)
@@ -130,8 +148,10 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
         "2 user (2024-05-01 08:02 UTC): Book-wise"
     )  # time of the previous
 
-    assert seen["bad"].is_error and "'May 2024' is not a date in the form YYYY-MM-DD" in _text(seen["bad"])
-    assert seen["add"].is_error
+    assert _invalid_params(seen["bad"], "date_from 'May 2024' is not a date in the form YYYY-MM-DD")
+    assert _invalid_params(
+        seen["add"], "unknown tool 'add_messages'; the tools are: keyword_search, list_sessions"
+    )
     assert "Traceback" not in stderr
 
 
@@ -270,7 +290,7 @@ def test_read_turns_says_only_what_is_true_and_bad_arguments_are_tool_errors(
             "titled": ("search", {"question": "sourdough starter acetone", "today": "2024-03-10"}),
         }
         for name, (tool, args) in calls.items():
-            seen[name] = await session.call_tool(tool, args)
+            seen[name] = await _call(session, tool, args)
 
     over_stdio(index, tmp_path, body)
     past_end = _text(seen["past_end"])
@@ -282,8 +302,11 @@ def test_read_turns_says_only_what_is_true_and_bad_arguments_are_tool_errors(
     )
     assert seen["no_session"].is_error and "no session 'no-such-session'" in _text(seen["no_session"])
     assert seen["no_turns"].is_error and "has turns 0-3, none in 50-60" in _text(seen["no_turns"])
-    for name in ("negative_turn", "negative_budget", "zero_top_k"):
-        assert seen[name].is_error, name
+    assert _invalid_params(seen["negative_turn"], "turn_from: input should be greater than or equal to 0")
+    assert _invalid_params(
+        seen["negative_budget"], "max_tokens: input should be greater than or equal to 100"
+    )
+    assert _invalid_params(seen["zero_top_k"], "top_k: input should be greater than or equal to 1")
     sessions = _text(seen["sessions"])
     assert f"- {LISBON} | 2024-05-01 | 4 messages | chatgpt: Lisbon in May" in sessions.splitlines()
     assert "claude-code | /home/maya/projects/weather" in sessions
@@ -375,3 +398,39 @@ def test_the_docs_sdk_client_example_passes_the_index_by_env_or_data(index: Path
 
         anyio.run(main)
     assert all("Not dead, just hungry!" in text for text in found.values()), found
+
+
+def test_bad_calls_are_json_rpc_invalid_params_in_a_short_sentence(index: Path, tmp_path: Path) -> None:
+    """Issue 38: arguments that do not fit (the schema's, an empty question, a bad date, a source no session
+    has) and an unknown tool are JSON-RPC invalid-params errors in short human words, never pydantic's
+    text; what the history does not hold stays a tool result. A start of a session id reads its turns."""
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        calls = {
+            "empty": ("search", {"question": "   "}),
+            "empty_keywords": ("keyword_search", {"keywords": ""}),
+            "missing": ("search", {}),
+            "wrong_type": ("read_turns", {"session_id": LISBON, "turn_from": "zero", "turn_to": 3}),
+            "unknown_tool": ("delete_everything", {"x": 1}),
+            "bogus_source": ("list_sessions", {"source": "bogus"}),
+            "no_session": ("read_turns", {"session_id": "no-such-session", "turn_from": 0, "turn_to": 3}),
+            "prefix": ("read_turns", {"session_id": "6612f0a1-2", "turn_from": 0, "turn_to": 1}),
+            "sessions": ("list_sessions", {}),
+        }
+        for name, (tool, args) in calls.items():
+            seen[name] = await _call(session, tool, args)
+
+    over_stdio(index, tmp_path, body)
+    assert _invalid_params(seen["empty"], "question is empty: give some words to search for")
+    assert _invalid_params(seen["empty_keywords"], "keywords is empty")
+    assert _invalid_params(seen["missing"], "invalid arguments for search: question: field required")
+    assert _invalid_params(seen["wrong_type"], "turn_from: input should be a valid integer")
+    assert _invalid_params(
+        seen["unknown_tool"], "unknown tool 'delete_everything'; the tools are: keyword_search"
+    )
+    assert _invalid_params(seen["bogus_source"], "source 'bogus': no session has it; the sources of the")
+    assert seen["no_session"].is_error and "no session 'no-such-session'" in _text(seen["no_session"])
+    assert _text(seen["prefix"]).splitlines()[0] == f"[session {LISBON} | turns 0-1]"
+    listed = _text(seen["sessions"])
+    assert "“Add a --units flag to the CLI (metric or imperial).” (its first message; no title)" in listed

@@ -82,8 +82,10 @@ def test_source_and_project_filter_search_and_listing(history: refind.Memory) ->
         assert {s.source for s in history.sessions("me", source=source)} == {source}
     coded = history.search("forecast cache", "me", project=WEATHER)
     assert coded.evidence and {e.project for e in coded.evidence} == {WEATHER}
-    assert history.search("forecast cache", "me", project="/elsewhere").evidence == []
-    assert history.sessions("me", source="nothing-imported-from-here") == []
+    with pytest.raises(refind.InvalidInput, match="project '/elsewhere': no session has it; the projects of"):
+        history.search("forecast cache", "me", project="/elsewhere")
+    with pytest.raises(refind.InvalidInput, match="are: chatgpt, claude, claude-code"):
+        history.sessions("me", source="nothing-imported-from-here")
     assert {b.source for b in history.keyword_search("the", "me", source="claude")} <= {"claude"}
     with pytest.raises(refind.InvalidInput, match="source: expected a non-empty string"):
         history.search("x", "me", source=" ")

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 LONG = "long-thread"
 HOSTILE = "hostile"
+CODE_MAIN = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"
 T0 = 1_717_200_000_000  # 2024-06-01
 
 
@@ -131,7 +132,7 @@ def ui(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
 def test_what_the_history_holds_is_shown_as_text(ui: UI) -> None:
     page = ui.get("/search", params={"q": "zanzibar plan"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    body = page.text
+    body = re.sub(r"</?mark>", "", page.text)  # the words that matched are highlighted
     assert "<script>window" not in body and "<img src=x" not in body and "<b>Zanzibar" not in body
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt; zanzibar plan" in body
     assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in body
@@ -250,6 +251,104 @@ def test_search_and_open_a_session_in_a_real_browser(ui: UI) -> None:
         page.click("a.home")
         page.wait_for_url(re.compile(r"/$"))
         assert page.locator("table.sessions tbody tr").count() >= 20
+
+
+def test_the_page_separates_highlights_filters_and_orders_in_a_real_browser(ui: UI, index: Path) -> None:
+    """Issue 38: separators between source, project and dates; the words that matched highlighted; compact
+    date ranges; a period and an "as of" day; best first or time order; untitled sessions titled by their
+    first message; a start of a session id opens the session."""
+    with browser() as context:
+        page = context.new_page()
+        page.goto(ui.url + "/")
+        derived = page.locator('tr[data-session="2024-01-07"] .derived')
+        assert derived.inner_text().startswith("“Happy new year! I want to get more organised")
+        code_row = page.locator(f'tr[data-session="{CODE_MAIN}"]')
+        assert code_row.locator("td").nth(1).inner_text() == "claude-code · /home/maya/projects/weather"
+
+        page.fill("input[name=q]", "flaky forecast cache")
+        page.press("input[name=q]", "Enter")
+        page.wait_for_url(re.compile(r"/search\?q="))
+        code = page.locator(f'section.session[data-session="{CODE_MAIN}"]')
+        meta = code.locator(".meta").inner_text()
+        assert re.fullmatch(
+            r"claude-code · /home/maya/projects/weather · Fri 20 Jun 2025, 09:00–09:\d\d UTC · session "
+            + re.escape(CODE_MAIN),
+            meta,
+        ), meta  # separated, and one day written once
+        marks = code.locator("li.turn.hit mark")
+        assert marks.count() >= 2
+        assert {m.lower() for m in marks.all_inner_texts()} >= {"forecast", "cache"}
+        mark_bg = marks.first.evaluate("e => getComputedStyle(e).backgroundColor")
+        hit_bg = code.locator("li.turn.hit").first.evaluate("e => getComputedStyle(e).backgroundColor")
+        assert mark_bg != hit_bg and mark_bg not in ("rgba(0, 0, 0, 0)", "transparent")
+
+        question = "what did the vet give Pixel?"
+        with refind.Memory(index, read_only=True) as mem:
+            best = mem.search(question, "maya").sessions()
+        page.fill("input[name=q]", question)
+        page.press("input[name=q]", "Enter")
+        page.wait_for_url(re.compile(r"q=what"))
+        shown = page.locator("section.session").evaluate_all("els => els.map(e => e.dataset.session)")
+        assert shown == [s for s in best if s in shown] and shown[0] == best[0]  # best first by default
+        assert "best first" in page.locator("main .meta").first.inner_text()
+        page.select_option("select[name=order]", "time")
+        page.click("button[type=submit]")
+        page.wait_for_url(re.compile(r"order=time"))
+        in_time = page.locator("section.session").evaluate_all("els => els.map(e => e.dataset.session)")
+        dated = [s for s in in_time if re.fullmatch(r"2024-\d\d-\d\d", s)]
+        assert sorted(in_time) == sorted(shown) and dated == sorted(dated) and in_time != shown
+
+        page.fill("input[name=q]", "climbing")
+        page.select_option("select[name=order]", "best")
+        page.fill("header input[name=since]", "2024-06-01")
+        page.fill("header input[name=until]", "2024-06-30")
+        page.press("input[name=q]", "Enter")
+        page.wait_for_url(re.compile(r"since=2024-06-01"))
+        june = page.locator("section.session").evaluate_all("els => els.map(e => e.dataset.session)")
+        assert june and all(s.startswith("2024-06-") for s in june), june
+        assert "from 2024-06-01 to 2024-06-30" in page.locator("main .meta").first.inner_text()
+
+        firsts = {}
+        for day in ("2024-03-01", "2024-06-20"):
+            page.goto(ui.url + "/")
+            page.fill("input[name=q]", "what were our holiday plans last month?")
+            page.fill("header input[name=asof]", day)
+            page.press("input[name=q]", "Enter")
+            page.wait_for_url(re.compile(r"asof=" + day))
+            firsts[day] = page.locator("section.session").first.get_attribute("data-session")
+            assert "as of " in page.locator("main .meta").first.inner_text()
+        assert firsts == {"2024-03-01": "2024-02-04", "2024-06-20": "2024-05-26"}  # "last month" moved
+
+        page.goto(ui.url + "/session/5f0c2d4e")  # the start of an id, as `refind sessions` shows it
+        assert page.url.endswith("/session/" + CODE_MAIN)
+        assert page.locator("h1").inner_text() == "Fix flaky forecast cache test"
+        page.goto(ui.url + "/session/2024-01-0")
+        assert page.locator("h1").inner_text().startswith("“Happy new year!")
+
+
+def test_bad_periods_and_orders_are_pages_that_say_so(ui: UI) -> None:
+    cases = {
+        "/search?q=x&since=yesterday": (400, "is not a day: expected YYYY-MM-DD"),
+        "/search?q=x&asof=2024-02-30": (400, "is not a day"),
+        "/search?q=x&since=2024-06-02&until=2024-06-01": (400, "the period runs backwards"),
+        "/search?q=x&order=random": (400, "is not an order: expected best or time"),
+        "/search?q=x&source=bogus": (400, "source &#x27;bogus&#x27;: no session has it"),
+        "/session/2024": (400, "is ambiguous"),
+    }
+    for path, (status, words) in cases.items():
+        page = ui.get(path)
+        assert page.status_code == status and words in page.text, (path, page.status_code, page.text[:800])
+
+
+def test_the_page_shows_dates_in_the_zone_given(index: Path, tmp_path: Path) -> None:
+    proc, url, log = _start(
+        ["--data", str(index), "--tz", "America/Los_Angeles", "ui", "--user", "maya", "--port", "0"], tmp_path
+    )
+    try:
+        page = httpx.get(url + "session/" + CODE_MAIN, timeout=60).text
+        assert "Fri 20 Jun 2025, 02:00–02:" in page and "2025-06-20 02:00 PDT" in page, page[:3000]
+    finally:
+        assert _stop(proc) in (0, 130), log.read_text()
 
 
 # ---------------------------------------------------------------------------------------------- docs

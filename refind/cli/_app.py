@@ -4,6 +4,7 @@ shares to open the index (``--data`` / ``--store``) and pick an agent."""
 from __future__ import annotations
 
 import importlib
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +97,19 @@ class _Group(click.Group):
     help="Where the messages live, instead of --data: a directory, or opensearch://host:9200/prefix "
     "(opensearchs:// for TLS; credentials in docs/scale-out.md).",
 )
+@click.option(
+    "--tz",
+    "tz",
+    default=None,
+    envvar="REFIND_TZ",
+    show_envvar=True,
+    help="Time zone the dates are shown in: an IANA name (Europe/Paris, America/Los_Angeles, UTC) or local. "
+    "Default: $TZ, else this machine's. Stored times are UTC whatever it is.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also show the library's info messages on stderr.")
 @click.version_option(refind.__version__, "--version", prog_name="refind")
 @click.pass_context
-def main(ctx: click.Context, data: Path | None, store: str | None, verbose: bool) -> None:
+def main(ctx: click.Context, data: Path | None, store: str | None, tz: str | None, verbose: bool) -> None:
     """refind: search an AI agent's raw chat history the way a person searches a chat app.
 
     Messages are kept verbatim in a local Lucene index; a question runs a few keyword rounds with time
@@ -113,6 +123,7 @@ def main(ctx: click.Context, data: Path | None, store: str | None, verbose: bool
         data = None  # an explicit --store (or $REFIND_STORE) wins over $REFIND_DATA
     ctx.obj = data
     ctx.meta["refind.store"] = store
+    ctx.meta["refind.tz"] = tz
     if ctx.invoked_subcommand != "serve":  # the service configures its own logging
         _setup_logging(verbose)
 
@@ -155,6 +166,11 @@ def _location(ctx: click.Context, data: Path | None = None) -> str | Path | None
 
 def _open(ctx: click.Context, data: Path | None, *, read_only: bool) -> refind.Memory:
     return refind.Memory(_location(ctx, data), read_only=read_only)
+
+
+def _zone(ctx: click.Context) -> tzinfo:
+    """The time zone dates are shown in: ``--tz`` (or ``$REFIND_TZ``), else ``$TZ``, else this machine's."""
+    return refind.time_zone(ctx.find_root().meta.get("refind.tz"))
 
 
 def _agent(name: str) -> refind.Agent | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -162,6 +163,16 @@ def demo(
         width = max(len(command) for command, _ in _OWN_HISTORY) + 2
         for command, what in _OWN_HISTORY:
             out.print(Text.assemble(f"  {command:<{width}}", (f"# {what}", "dim")), soft_wrap=True)
+        if shutil.which("refind") is None:
+            here = Path(sys.executable).parent / "refind"
+            also = f" (or run {here} as it is)" if here.is_file() else ""
+            out.print(
+                Text(
+                    f"`refind` is not on your PATH: `make install` in the clone puts it there{also}.",
+                    "yellow",
+                ),
+                soft_wrap=True,
+            )
     finally:
         if temporary:
             shutil.rmtree(path, ignore_errors=True)
@@ -197,7 +208,7 @@ def _build_demo_index(mem: refind.Memory, log_path: Path, user: str, *, rebuild:
         )
         return
     if stored.messages:
-        mem.delete_user(user)
+        mem.delete_user(user, tombstone=False)  # a rebuild: the import below brings them back
     started = time.perf_counter()
     result = mem.import_sessions(iter_sessions(log_path, "jsonl"))
     err.print(

@@ -16,6 +16,9 @@ from refind.cli._app import (
 )
 from refind.loaders import DEFAULT_USER
 
+MCP_PORT = 8766
+"""The default port of ``refind mcp --transport http`` (refind.mcp.server.DEFAULT_PORT): beside ``refind ui``'s
+8765, so both can run at once."""
 # ---------------------------------------------------------------------------------------------- mcp
 
 
@@ -34,7 +37,13 @@ from refind.loaders import DEFAULT_USER
     help="stdio: the host starts `refind mcp` itself; http: streamable HTTP at http://HOST:PORT/mcp.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port (http).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=MCP_PORT,
+    show_default=True,
+    help="Port (http; not refind ui's 8765, so both can run).",
+)
 @click.option(
     "--allow-add",
     is_flag=True,

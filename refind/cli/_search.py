@@ -21,6 +21,7 @@ from refind.cli._app import (
     _location,
     _no_daemon_option,
     _open,
+    _zone,
     main,
 )
 from refind.cli._terminal import (
@@ -54,8 +55,13 @@ def _search_payload(
     unknown_user = not result.evidence and mem.count(user) == 0
     return {
         "result": result.model_dump(mode="json"), "unknown_user": unknown_user, "index": str(mem.path),
-        "tokens": result.tokens,
+        "tokens": result.tokens, "titles": _untitled(mem, user, result),
     }  # fmt: skip
+
+
+def _untitled(mem: refind.Memory, user: str, result: refind.SearchResult) -> dict[str, str]:
+    """Titles derived from their first message for the result's sessions that have none."""
+    return mem.derived_titles(user, [e.session_id for e in result.evidence if not e.title])
 
 
 @main.command(context_settings=_CONTEXT)
@@ -130,6 +136,7 @@ def search(
                 payload = _search_payload(mem, **params)
         result = refind.SearchResult.model_validate(payload["result"])
         unknown_user, index, tokens = bool(payload["unknown_user"]), str(payload["index"]), payload["tokens"]
+        titles = dict(payload.get("titles") or {})
     else:
         when: str | datetime = now if now is not None else datetime.now(UTC)
         planner = _agent(agent)
@@ -140,6 +147,7 @@ def search(
             )  # fmt: skip
             unknown_user = not result.evidence and mem.count(user) == 0
             index = str(mem.path)
+            titles = _untitled(mem, user, result)
     if unknown_user and not as_json:
         err.print(
             Text(
@@ -149,7 +157,8 @@ def search(
     if as_json:
         click.echo(result.model_dump_json(indent=2))
         return
-    _print_header(result, tokens)
-    _print_evidence(result, now_given=now is not None)
+    zone = _zone(ctx)
+    _print_header(result, tokens, tz=zone)
+    _print_evidence(result, now_given=now is not None, tz=zone, titles=titles)
     if trace:
         _print_trace(result)

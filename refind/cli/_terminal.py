@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import tzinfo
 
 import click
 from rich import box
@@ -41,11 +42,14 @@ def _setup_logging(verbose: bool) -> None:
 # ---------------------------------------------------------------------------------------------- rendering
 
 
-def _print_header(result: refind.SearchResult, tokens: int | None = None) -> None:
+def _print_header(
+    result: refind.SearchResult, tokens: int | None = None, *, tz: tzinfo | None = None
+) -> None:
     """The question and one line about the result; ``tokens`` is ``result.tokens`` when the caller has it
-    already (the daemon counts them: the client then never loads the tokenizer)."""
+    already (the daemon counts them: the client then never loads the tokenizer). Dates in ``tz`` (UTC:
+    None)."""
     sessions = len({e.session_id for e in result.evidence})
-    when = refind.format_date(result.now, "weekday") if result.now is not None else "unknown"
+    when = refind.format_date(result.now, "weekday", tz=tz) if result.now is not None else "unknown"
     out.print(Text(result.question, style="bold"))
     out.print(
         Text(
@@ -69,10 +73,18 @@ def _rounds_text(rounds: Sequence[int]) -> str:
     return "found by " + " and ".join(parts) if parts else ""
 
 
-def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = (), *, now_given: bool = True) -> None:
+def _print_evidence(
+    result: refind.SearchResult,
+    mark: Sequence[str] = (),
+    *,
+    now_given: bool = True,
+    tz: tzinfo | None = None,
+    titles: dict[str, str] | None = None,
+) -> None:
     """Evidence grouped by session (in time order, as the result holds it); ▶ marks matched turns, ★ the
     turns named in ``mark`` (the demo's expected answers). A session's header shows the dates of its
-    shown turns (first to last), its source and title."""
+    shown turns (first to last, in ``tz``: UTC when None), its source and title (or, quoted, the one
+    ``titles`` derived from its first message)."""
     if not result.evidence:
         later = ", or a later --now" if now_given else ""
         out.print(Text(f"\nNo evidence found. Try other words{later}.", style="yellow"))
@@ -88,14 +100,17 @@ def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = (), *, no
         first = blocks[0]
         header = Text("\n")
         header.append(
-            refind.format_date(first.session_date, "weekday", text=first.session_date_text), style="bold cyan"
+            refind.format_date(first.session_date, "weekday", text=first.session_date_text, tz=tz),
+            style="bold cyan",
         )
         last_ts = max(t.timestamp for b in blocks for t in b.turns)
-        if refind.format_date(last_ts, "day") != refind.format_date(first.session_date, "day"):
-            header.append(f" - {refind.format_date(last_ts, 'weekday')}", style="bold cyan")
+        if refind.format_date(last_ts, "day", tz=tz) != refind.format_date(first.session_date, "day", tz=tz):
+            header.append(f" - {refind.format_date(last_ts, 'weekday', tz=tz)}", style="bold cyan")
         header.append(f"  session {first.session_id}", style="cyan")
-        if first.source or first.title:
-            header.append("  " + " · ".join(v for v in (first.source, first.title) if v), style="bold")
+        derived = (titles or {}).get(first.session_id) if not first.title else None
+        title = first.title or (f"“{derived}”" if derived else None)
+        if first.source or title:
+            header.append("  " + " · ".join(v for v in (first.source, title) if v), style="bold")
         header.append(f"  {_rounds_text([r for b in blocks for r in b.rounds])}", style="dim")
         out.print(header)
         grid = Table.grid(padding=(0, 1))
@@ -120,6 +135,7 @@ def _print_evidence(result: refind.SearchResult, mark: Sequence[str] = (), *, no
 
 
 def _dates(step: refind.RoundTrace) -> str:
+    """A round's time filter, as the days it spans (UTC: the days the filter was computed in)."""
     if step.date_from is None and step.date_to is None:
         return ""
     lo = refind.format_date(step.date_from, "day") if step.date_from is not None else "…"

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from refind.cli._app import _CONTEXT, EXIT_INTERRUPTED, _data_option, _Failure, _location, main
+from refind.cli._app import _CONTEXT, EXIT_INTERRUPTED, _data_option, _Failure, _location, _zone, main
 from refind.cli._terminal import err
 from refind.loaders import DEFAULT_USER
 
@@ -51,8 +51,8 @@ def ui(
     """Browse USER's history in a web browser: search, results grouped by session, a session in full.
 
     A small server-rendered page (no script) on http://127.0.0.1:8765/ until Ctrl-C. It opens the index
-    read-only, so it works beside `refind serve` and imports. Needs the serve extra: pip install
-    'refind[serve]'.
+    read-only, so it works beside `refind serve` and imports. Dates are in `refind --tz`'s zone (default:
+    $TZ, else this machine's). Needs the serve extra: pip install 'refind[serve]'.
 
     \b
     Examples:
@@ -78,6 +78,7 @@ def ui(
             allow_remote=allow_remote,
             port_file=port_file,
             ready=ready,
+            tz=_zone(ctx),
         )
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)

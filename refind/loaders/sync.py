@@ -58,7 +58,8 @@ class ImportSummary(BaseModel):
     """What one :func:`import_path` did. ``sessions`` were written (new, grown or changed), ``unchanged``
     were as imported before and not written; ``added``/``replaced`` count messages; ``files`` were read,
     ``files_unchanged`` were not (same size and time as at the last import). ``skipped`` counts what was
-    left out by reason; ``problems`` names the first records that could not be read."""
+    left out by reason (``deleted_sessions``: sessions deleted earlier, whose tombstones keep them out);
+    ``problems`` names the first records that could not be read."""
 
     path: str
     format: str
@@ -385,6 +386,8 @@ def import_path(
         )
     except InvalidInput as exc:
         raise _with_hint(exc, p, format) from exc
+    if result.deleted:  # sessions deleted earlier (their tombstones): left out, never brought back
+        skipped["deleted_sessions"] += result.deleted
     if not interrupted:
         for u in run.written_users | {u for u in run.users if u in st.users}:
             st.users[u] = mem.count(u)

@@ -12,14 +12,15 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 import refind
 
 try:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS, ToolAnnotations
 except ImportError as exc:  # pragma: no cover - exercised by the CLI test with the SDK hidden
     raise ImportError(
         f"refind's MCP server needs the mcp SDK ({exc}): pip install 'refind[mcp]'", name="mcp"
@@ -30,6 +31,8 @@ __all__ = ["MAX_READ_TURNS", "NewMessage", "build_server", "serve"]
 log = logging.getLogger(__name__)
 
 MAX_READ_TURNS = 40
+DEFAULT_PORT = 8766
+"""``refind mcp --transport http``'s port: beside ``refind ui``'s 8765, so both can run at once."""
 _DAY = timedelta(days=1)
 
 INSTRUCTIONS = """\
@@ -83,7 +86,8 @@ def _summary_line(r: refind.SessionSummary) -> str:
     when = first if first == last else f"{first} - {last}"
     parts = [r.session_id, when, f"{r.messages} messages"]
     parts += [v for v in (r.source, r.project) if v]
-    return f"- {' | '.join(parts)}" + (f": {r.title}" if r.title else "")
+    title = f"“{r.title}” (its first message; no title)" if r.title_derived else r.title
+    return f"- {' | '.join(parts)}" + (f": {title}" if title else "")
 
 
 class NewMessage(BaseModel):
@@ -94,13 +98,59 @@ class NewMessage(BaseModel):
     timestamp: str | None = Field(None, description="when it was sent, ISO 8601; default: now")
 
 
+def _invalid(message: str) -> MCPError:
+    """A JSON-RPC invalid-params error (-32602) with ``message``: the call's arguments are wrong."""
+    return MCPError(code=INVALID_PARAMS, message=message)
+
+
+def _arguments_problem(tool: str, exc: ValidationError) -> str:
+    """What is wrong with a call's arguments, in a line: each field and its problem, without pydantic's
+    header, the rejected values or a documentation URL."""
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        msg = str(error["msg"]).split("\n", 1)[0]
+        parts.append(f"{where}: {msg[:1].lower()}{msg[1:]}")
+    more = len(exc.errors()) - 5
+    return f"invalid arguments for {tool}: " + "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server, with a call's argument problems answered as JSON-RPC invalid params (-32602, in
+    short human text) instead of a tool result: an unknown tool, arguments that do not fit its schema,
+    and what a tool itself refuses as bad input. A tool's failure on good input stays a tool result with
+    ``isError`` (the model reads it, e.g. "no session ... in this history")."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            tools = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+            raise _invalid(f"unknown tool {name[:100]!r}; the tools are: {tools}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise _invalid(_arguments_problem(name, exc.__cause__)) from None
+            raise
+
+
 def _day(value: str | None, name: str) -> date | None:
     if value is None or not value.strip():
         return None
     try:
         return date.fromisoformat(value.strip()[:10])
     except ValueError:
-        raise ToolError(f"{name} {value!r} is not a date in the form YYYY-MM-DD (e.g. 2024-05-08)") from None
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        raise _invalid(f"{name} {shown!r} is not a date in the form YYYY-MM-DD (e.g. 2024-05-08)") from None
+
+
+def _words(value: str, name: str) -> str:
+    """``value`` when it holds something to search for; an empty one is refused (it would find nothing
+    and cost a search)."""
+    if not value.strip():
+        raise _invalid(f"{name} is empty: give some words to search for")
+    return value
 
 
 def _ms(day: date) -> int:
@@ -116,9 +166,12 @@ def _blocks_index(blocks: list[refind.Evidence]) -> str:
 
 @contextlib.contextmanager
 def _errors() -> Iterator[None]:
-    """refind's errors become tool errors: the model reads the message, which says what to change."""
+    """refind's errors: bad input (:class:`refind.InvalidInput`) is a JSON-RPC invalid-params error, any
+    other a tool error; either way the message says what to change."""
     try:
         yield
+    except refind.InvalidInput as exc:
+        raise _invalid(str(exc)) from exc
     except refind.RefindError as exc:
         raise ToolError(str(exc)) from exc
 
@@ -128,7 +181,7 @@ def build_server(
 ) -> MCPServer[Any]:
     """An ``MCPServer`` whose tools search ``user_id``'s history in ``mem``: ``search``, ``keyword_search``
     and ``read_turns``, plus ``add_messages`` when ``allow_add`` (``mem`` must then be writable)."""
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         name, instructions=INSTRUCTIONS, version=refind.__version__, log_level="WARNING"
     )
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -153,6 +206,7 @@ def build_server(
         source: Annotated[str | None, Field(description=SOURCE_FILTER)] = None,
         project: Annotated[str | None, Field(description=PROJECT_FILTER)] = None,
     ) -> str:
+        _words(question, "question")
         now = _day(today, "today")
         budget = max_tokens
         with _errors():
@@ -180,9 +234,10 @@ def build_server(
         source: Annotated[str | None, Field(description=SOURCE_FILTER)] = None,
         project: Annotated[str | None, Field(description=PROJECT_FILTER)] = None,
     ) -> str:
+        _words(keywords, "keywords")
         lo, hi = _day(date_from, "date_from"), _day(date_to, "date_to")
         if lo and hi and lo > hi:
-            raise ToolError(f"date_from {lo} is after date_to {hi}")
+            raise _invalid(f"date_from {lo} is after date_to {hi}")
         with _errors():
             blocks = mem.keyword_search(
                 keywords,
@@ -201,17 +256,25 @@ def build_server(
 
     @server.tool(description=READ_DESCRIPTION, annotations=read_only)
     def read_turns(
-        session_id: Annotated[str, Field(description="A session id from a search result.")],
+        session_id: Annotated[
+            str, Field(description="A session id from a search result (or a unique start of one).")
+        ],
         turn_from: Annotated[int, Field(ge=0, description="First turn to read (turns start at 0).")],
         turn_to: Annotated[int, Field(ge=0, description="Last turn to read, inclusive.")],
     ) -> str:
         if turn_to < turn_from:
-            raise ToolError(f"turn_to {turn_to} is before turn_from {turn_from}")
+            raise _invalid(f"turn_to {turn_to} is before turn_from {turn_from}")
         last = min(turn_to, turn_from + MAX_READ_TURNS - 1)
         with _errors():
             hits = mem.window(user_id, session_id, turn_from, last)
+            stored = mem.session(user_id, session_id)[-1:] if not hits else []
+            if not hits and not stored:  # no such session: the start of an id, as list_sessions shows it?
+                named = mem.resolve_session(user_id, session_id)
+                if named != session_id:
+                    session_id = named
+                    hits = mem.window(user_id, session_id, turn_from, last)
+                    stored = mem.session(user_id, session_id)[-1:] if not hits else []
             after = mem.window(user_id, session_id, last + 1, turn_to)[:1] if last < turn_to else []
-            stored = mem.session(user_id, session_id)[-1:] if not hits and not after else []
         if not hits:
             if after:
                 return f"Session {session_id!r} has no turns {turn_from}-{last}; read_turns from {after[0].turn}."
@@ -297,7 +360,7 @@ def serve(
     user_id: str,
     transport: Literal["stdio", "http"] = "stdio",
     host: str = "127.0.0.1",
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     allow_add: bool = False,
 ) -> None:
     """Run the MCP server over ``data`` (an index directory; None: the default) until the client goes away

@@ -28,7 +28,9 @@ Rules every engine keeps (and the contract suite checks):
 - a record whose id exists (per user) replaces that message; ``write`` + ``commit`` is durable and visible
   to the next read once ``commit`` returns, and nothing written is visible before (a read never sees an
   add that a crash could still undo);
-- request markers and messages written in one batch become durable together.
+- request markers and messages written in one batch become durable together;
+- tombstones (the sessions a person deleted, which the write path keeps out of later imports) are durable
+  when :meth:`Writer.add_tombstones` returns and outlive the deletion of the messages.
 """
 
 from __future__ import annotations
@@ -378,6 +380,22 @@ class Writer(Protocol):
     def expire(self, cutoff_ms: int) -> Expired:
         """Delete (not yet committed) every message and request marker added before ``cutoff_ms``, for
         all users, and say which sessions lost messages (the caller rewrites their documents, commits)."""
+        ...
+
+    def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
+        """The sessions recorded as deleted (:meth:`add_tombstones`), by user then session id, each with
+        the time it was recorded (epoch ms): ``user_id``'s, or every user's. Readable read-only too."""
+        ...
+
+    def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
+        """Record ``session_ids`` of ``user_id`` as deleted at ``when`` (epoch ms), durably on return; one
+        recorded before takes the new time. Tombstones outlive the messages (:meth:`delete_session`,
+        :meth:`delete_user` and retention leave them) until :meth:`remove_tombstones` or a drop."""
+        ...
+
+    def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        """Forget the tombstones of ``session_ids`` of ``user_id`` (None: all of the user's), durably on
+        return; returns how many there were."""
         ...
 
 

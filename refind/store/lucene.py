@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -52,6 +53,9 @@ _UPGRADABLE = (1, 2)
 _POSITIONED = (1, 2, 3)  # formats whose analyzed fields hold positions
 _META_FILE = "refind.json"
 _PID_FILE = "writer.pid"
+_TOMBSTONES_FILE = "tombstones.json"
+"""The deleted sessions kept out of later imports (the engine protocol's tombstones), beside the index:
+``{"format": 1, "users": {user: {session: deleted_ms}}}``, replaced atomically (written, fsynced, renamed)."""
 
 
 def _version() -> str:
@@ -126,6 +130,8 @@ class LuceneStore:
         self._closed = False
         self._meta: dict[str, Any] | None = None
         self._legacy_added: int | None = None  # when an index without add times was upgraded
+        self._tombstone_lock = threading.Lock()
+        self._memory_tombstones: dict[str, dict[str, int]] = {}  # an in-memory index's
         if self.path is None and read_only:
             raise InvalidInput("an in-memory store cannot be read-only")
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
@@ -536,6 +542,88 @@ class LuceneStore:
             removed=int(out["removed"]),
             sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],
         )
+
+    # ------------------------------------------------------------------ tombstones (beside the index)
+
+    def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
+        if self._closed:
+            raise StoreClosed("the store is closed; open a new Memory")
+        with self._tombstone_lock:
+            every = self._load_tombstones()
+        users = [user_id] if user_id is not None else sorted(every)
+        return {u: dict(every[u]) for u in users if every.get(u)}
+
+    def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
+        self._writable()
+        if not session_ids:
+            return
+        with self._tombstone_lock:
+            every = self._load_tombstones()
+            every.setdefault(user_id, {}).update(dict.fromkeys(session_ids, int(when)))
+            self._save_tombstones(every)
+
+    def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        self._writable()
+        with self._tombstone_lock:
+            every = self._load_tombstones()
+            mine = every.get(user_id, {})
+            gone = list(mine) if session_ids is None else [s for s in dict.fromkeys(session_ids) if s in mine]
+            if not gone:
+                return 0
+            for sid in gone:
+                del mine[sid]
+            if not mine:
+                del every[user_id]
+            self._save_tombstones(every)
+            return len(gone)
+
+    def _load_tombstones(self) -> dict[str, dict[str, int]]:
+        if self.path is None:
+            return {u: dict(s) for u, s in self._memory_tombstones.items()}
+        file = self.path / _TOMBSTONES_FILE
+        try:
+            raw = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise StoreError(
+                f"{file} (the deleted sessions that imports leave out) is unreadable ({exc}); restore it from "
+                "a backup, or delete it to forget every deletion (a later import then brings those sessions "
+                "back)"
+            ) from exc
+        users = raw.get("users") if isinstance(raw, dict) and raw.get("format") == 1 else None
+        if not isinstance(users, dict) or not all(
+            isinstance(u, str) and isinstance(s, dict) and all(isinstance(v, int) for v in s.values())
+            for u, s in users.items()
+        ):
+            raise StoreError(
+                f"{file} is not a tombstones file of this refind (format 1); restore it from a backup, or "
+                "delete it to forget every deletion"
+            )
+        return {u: dict(s) for u, s in users.items()}
+
+    def _save_tombstones(self, every: dict[str, dict[str, int]]) -> None:
+        """Replace the file atomically and durably: a crash leaves the old one or the new one."""
+        if self.path is None:
+            self._memory_tombstones = every
+            return
+        file = self.path / _TOMBSTONES_FILE
+        tmp = file.with_suffix(".tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                json.dump({"format": 1, "users": every}, fh, ensure_ascii=False, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, file)
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            with suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"cannot record the deleted sessions in {file}: {exc.strerror or exc}") from exc
 
     def recover(self) -> None:
         """After a failed write or commit (a full disk, an I/O error): discard every write no commit covers

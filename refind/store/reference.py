@@ -237,6 +237,7 @@ class ReferenceStore:
         ] = {}  # info, seq, title tf
         self._title_field = _Field()
         self._title_seqs: dict[int, tuple[str, str]] = {}
+        self._tombstones: dict[str, dict[str, int]] = {}  # user -> session -> when deleted (epoch ms)
 
     # ------------------------------------------------------------------ helpers
 
@@ -595,6 +596,31 @@ class ReferenceStore:
                 sessions.append((user, sid, [d.content for d in left]))
             self._pending.append(partial(self._apply_expire, cutoff))
             return Expired(removed=len(old), sessions=sessions)
+
+    def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
+        self._check()
+        with self._lock:
+            users = [user_id] if user_id is not None else sorted(self._tombstones)
+            return {u: dict(self._tombstones[u]) for u in users if self._tombstones.get(u)}
+
+    def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
+        self._check()
+        with self._lock:
+            self._check()
+            if session_ids:
+                self._tombstones.setdefault(user_id, {}).update(dict.fromkeys(session_ids, int(when)))
+
+    def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        self._check()
+        with self._lock:
+            self._check()
+            mine = self._tombstones.get(user_id, {})
+            gone = list(mine) if session_ids is None else [s for s in dict.fromkeys(session_ids) if s in mine]
+            for sid in gone:
+                del mine[sid]
+            if not mine:
+                self._tombstones.pop(user_id, None)
+            return len(gone)
 
     # ------------------------------------------------------------------ applying writes (lock held)
 

@@ -80,10 +80,12 @@ def join_session(contents: Iterable[str]) -> str:
 
 
 class ImportResult(AddResult):
-    """Totals of a bulk import."""
+    """Totals of a bulk import. ``deleted`` counts the sessions left out because they had been deleted
+    (their tombstones: :meth:`refind.Memory.delete_session`)."""
 
     sessions: int = 0
     users: int = 0
+    deleted: int = 0
 
 
 # ---------------------------------------------------------------------------------------------- resolution
@@ -598,10 +600,11 @@ class WritePath:
         users: set[str] = set()
         with self._lock:
             self._commit_now()
+            buried = self.engine.tombstones()
             run = _Import(self, total, users, progress, written)
             try:
                 size = _SENT_SLICE_MESSAGES if self.engine.commit_slices else _SLICE_MESSAGES
-                for chunk in _slices(logs, size):
+                for chunk in _slices(_not_deleted(logs, buried, total, progress), size):
                     run.slice(chunk)
                 run.finish()
             except StoreError as exc:
@@ -615,15 +618,30 @@ class WritePath:
 
     # ------------------------------------------------------------------ deletion
 
-    def delete_user(self, user_id: str) -> int:
+    def delete_user(self, user_id: str, *, tombstone: bool = True) -> int:
+        """Delete every message of ``user_id``; with ``tombstone``, first record each of their sessions as
+        deleted (durably), so that no later import brings it back."""
         with self._lock:
             self._commit_now()
+            if tombstone:
+                sessions = [s.session_id for s in self.engine.session_summaries(user_id)]
+                self.engine.add_tombstones(user_id, sessions, int(time.time() * 1000))
             return self.engine.delete_user(user_id)
 
-    def delete_session(self, user_id: str, session_id: str) -> int:
+    def delete_session(self, user_id: str, session_id: str, *, tombstone: bool = True) -> int:
+        """Delete one session; with ``tombstone`` (and when it is stored), first record it as deleted
+        (durably): a crash between the two leaves it stored and kept out of imports, never back."""
         with self._lock:
             self._commit_now()
+            if tombstone and self.engine.session_states({user_id: [session_id]}):
+                self.engine.add_tombstones(user_id, [session_id], int(time.time() * 1000))
             return self.engine.delete_session(user_id, session_id)
+
+    def forget_deletions(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        """Remove the tombstones of ``session_ids`` (None: all of ``user_id``'s): a later import writes
+        those sessions again. Returns how many were removed."""
+        with self._lock:
+            return self.engine.remove_tombstones(user_id, session_ids)
 
     def delete_added_before(self, cutoff_ms: int) -> int:
         """Retention: everything added before ``cutoff_ms`` (messages with their requests' markers), and
@@ -639,6 +657,23 @@ class WritePath:
                 self.engine.write(WriteBatch(sessions=docs))
             self.engine.commit()
             return expired.removed
+
+
+def _not_deleted(
+    logs: Iterable[SessionLog],
+    buried: Mapping[str, Mapping[str, int]],
+    total: ImportResult,
+    progress: Callable[[int], None] | None,
+) -> Iterator[SessionLog]:
+    """The sessions of ``logs`` that have no tombstone; the others are counted in ``total.deleted`` (and
+    their messages reported to ``progress`` as read)."""
+    for log_ in logs:
+        if log_.session_id in buried.get(log_.user_id, ()):
+            total.deleted += 1
+            if progress is not None:
+                progress(len(log_.messages))
+            continue
+        yield log_
 
 
 def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:

@@ -1,9 +1,17 @@
 """``refind ui``: a small server-rendered page to browse one person's history on loopback.
 
-    GET /                      the sessions, the most recent first (``offset``, ``source``, ``project``)
-    GET /search?q=...          the evidence for a query, grouped by session, hit turns marked
-    GET /session/{id}          one session in full, paged (``from``; ``hit`` marks turns)
+    GET /                      the sessions, the most recent first (``offset``, ``source``, ``project``,
+                               ``since``, ``until``)
+    GET /search?q=...          the evidence for a query, grouped by session, hit turns marked and their
+                               matching words highlighted (``source``, ``project``, ``since``/``until``: a
+                               period, ``asof``: the day the question is asked as of, ``order``: ``best``
+                               first or ``time``)
+    GET /session/{id}          one session in full, paged (``from``; ``hit`` marks turns); a unique start
+                               of an id redirects to the session
     GET /style.css             the one style sheet (the pages carry no script)
+
+Dates are shown in the time zone given (``refind --tz``, else ``$TZ``, else this machine's); days given in the
+page (``since``, ``until``, ``asof``) are days in that zone.
 
 Built on the public facade only (:class:`refind.Memory`, opened read-only so it works beside a running
 ``refind serve`` or import) and on FastAPI/uvicorn, the ``serve`` extra. Every value is HTML-escaped; the
@@ -20,11 +28,13 @@ import logging
 import os
 import socket
 from collections.abc import Callable
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -94,10 +104,35 @@ def _text_param(params: Any, name: str) -> str | None:
     return str(raw.strip())
 
 
-def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool = False) -> FastAPI:
+def _day_param(params: Any, name: str) -> str | None:
+    """A day given as ``YYYY-MM-DD`` (what a date input sends), or None when left empty."""
+    raw = params.get(name)
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip()
+    try:
+        if len(text) == 10:
+            return date.fromisoformat(text).isoformat()
+    except ValueError:
+        pass
+    raise _BadRequest(400, f"{name}={raw[:40]!r} is not a day: expected YYYY-MM-DD, such as 2024-05-08")
+
+
+def _day_ms(day: str, tz: tzinfo, *, end: bool = False) -> int:
+    """The first (or, with ``end``, the last) millisecond of ``day`` in ``tz``, epoch ms."""
+    d = date.fromisoformat(day) + (timedelta(days=1) if end else timedelta(0))
+    ms = int(datetime(d.year, d.month, d.day, tzinfo=tz).timestamp() * 1000)
+    return ms - 1 if end else ms
+
+
+def build_app(
+    memory: refind.Memory, user_id: str = "me", *, allow_remote: bool = False, tz: tzinfo | None = None
+) -> FastAPI:
     """The FastAPI application of the browsing page over ``memory``, for ``user_id``'s history.
 
-    ``allow_remote`` answers requests addressed to any host name (else only to a loopback one)."""
+    ``allow_remote`` answers requests addressed to any host name (else only to a loopback one). Dates are
+    shown in ``tz`` (default: :func:`refind.time_zone`'s, this machine's)."""
+    zone = tz if tz is not None else refind.time_zone()
     app = FastAPI(title="refind ui", docs_url=None, redoc_url=None, openapi_url=None)
 
     def page(status: int, body: str) -> HTMLResponse:
@@ -133,8 +168,28 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
         return problem(503, str(exc), "the index could not be read; try again, or check the terminal")
 
     def labels() -> tuple[list[str], list[str]]:
-        rows = memory.sessions(user_id)
-        return sorted({r.source for r in rows if r.source}), sorted({r.project for r in rows if r.project})
+        return memory.labels(user_id)
+
+    def view(params: Any, query: str = "") -> _pages.View:
+        order = params.get("order") or "best"
+        if order not in ("best", "time"):
+            raise _BadRequest(400, f"order={order[:40]!r} is not an order: expected best or time")
+        since, until = _day_param(params, "since"), _day_param(params, "until")
+        if since and until and since > until:
+            raise _BadRequest(400, f"the period runs backwards: from {since} to {until}")
+        sources, projects = labels()
+        return _pages.View(
+            query=query, source=_text_param(params, "source"), project=_text_param(params, "project"),
+            since=since, until=until, asof=_day_param(params, "asof"), order=order, sources=sources,
+            projects=projects, tz=zone,
+        )  # fmt: skip
+
+    def period(v: _pages.View) -> tuple[int | None, int | None]:
+        """The view's period as epoch ms: the first millisecond of ``since``, the last of ``until``."""
+        return (
+            _day_ms(v.since, zone) if v.since else None,
+            _day_ms(v.until, zone, end=True) if v.until else None,
+        )
 
     @app.get("/style.css")
     def style() -> Response:
@@ -144,15 +199,14 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
     def home(request: Request) -> HTMLResponse:
         params = request.query_params
         offset = _int_param(params, "offset", 0, MAX_OFFSET)
-        source, project = _text_param(params, "source"), _text_param(params, "project")
+        v = view(params)
         rows = memory.sessions(
-            user_id, source=source, project=project, limit=_pages.LIST_PAGE + 1, offset=offset
-        )
-        sources, projects = labels()
-        body = _pages.home_page(
-            user_id, rows[: _pages.LIST_PAGE], offset=offset, more=len(rows) > _pages.LIST_PAGE,
-            source=source, project=project, sources=sources, projects=projects,
+            user_id, source=v.source, project=v.project, limit=_pages.LIST_PAGE + 1, offset=offset,
+            date_from=period(v)[0], date_to=period(v)[1],
         )  # fmt: skip
+        body = _pages.home_page(
+            user_id, rows[: _pages.LIST_PAGE], offset=offset, more=len(rows) > _pages.LIST_PAGE, view=v
+        )
         return page(200, body)
 
     @app.get("/search", response_class=HTMLResponse)
@@ -163,22 +217,22 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
             raise _BadRequest(
                 400, "type some words to search for", "for example: what did I decide about the trip?"
             )
-        source, project = _text_param(params, "source"), _text_param(params, "project")
 
         def run() -> HTMLResponse:
-            result = memory.search(query, user_id, source=source, project=project)
-            sources, projects = labels()
-            return page(
-                200,
-                _pages.results_page(
-                    user_id, result, source=source, project=project, sources=sources, projects=projects
-                ),  # fmt: skip
+            v = view(params, query)
+            now = _day_ms(v.asof, zone, end=True) if v.asof else None
+            lo, hi = period(v)
+            result = memory.search(
+                query, user_id, source=v.source, project=v.project, now=now, date_from=lo, date_to=hi
             )
+            untitled = [e.session_id for e in result.evidence if not e.title]
+            titles = memory.derived_titles(user_id, untitled)
+            return page(200, _pages.results_page(user_id, result, v, titles))
 
         return await run_in_threadpool(run)
 
     @app.get("/session/{session_id:path}", response_class=HTMLResponse)
-    def session(request: Request, session_id: str) -> HTMLResponse:
+    def session(request: Request, session_id: str) -> Response:
         params = request.query_params
         turn_from = _int_param(params, "from", 0, MAX_TURN)
         raw_hits = params.getlist("hit")
@@ -191,6 +245,13 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
             hits.append(int(raw))
         info = memory.session_info(user_id, session_id)
         if info is None:
+            named = memory.resolve_session(user_id, session_id)  # the start of an id: its page
+            if named != session_id:
+                query = urlencode(list(params.multi_items()))
+                return RedirectResponse(
+                    _pages.session_path(named) + (f"?{query}" if query else ""), status_code=307,
+                    headers=_HEADERS,
+                )  # fmt: skip
             raise _BadRequest(
                 404, f"there is no session {session_id[:200]!r}", "the list of sessions is at /"
             )
@@ -205,7 +266,7 @@ def build_app(memory: refind.Memory, user_id: str = "me", *, allow_remote: bool 
         sources, projects = labels()
         body = _pages.session_page(
             user_id, info, turns[: _pages.SESSION_PAGE], turn_from=turn_from, more=more, hits=hits,
-            sources=sources, projects=projects,
+            view=_pages.View(sources=sources, projects=projects, tz=zone),
         )  # fmt: skip
         return page(200, body)
 
@@ -235,12 +296,14 @@ def serve(
     allow_remote: bool = False,
     port_file: str | os.PathLike[str] | None = None,
     ready: Callable[[str], object] | None = None,
+    tz: tzinfo | None = None,
 ) -> None:
     """Serve the browsing page of ``user_id``'s history in ``location`` until Ctrl-C or SIGTERM.
 
     A host that is not loopback is refused unless ``allow_remote`` (the page has no login: anyone who
     reaches it reads the history). The index is opened read-only. ``port=0`` picks a free port; ``ready``
-    is called with the page's URL once the socket is bound (and the port written to ``port_file``)."""
+    is called with the page's URL once the socket is bound (and the port written to ``port_file``).
+    Dates are shown in ``tz`` (default: this machine's zone, or ``$TZ``)."""
     import uvicorn
 
     if not loopback(host) and not allow_remote:
@@ -255,7 +318,7 @@ def serve(
         memory.session_info(user_id, "-")  # checks the user id now, not at the first request
         sock = _bind(host, port)
         bound = sock.getsockname()[1]
-        app = build_app(memory, user_id, allow_remote=allow_remote)
+        app = build_app(memory, user_id, allow_remote=allow_remote, tz=tz)
         server = uvicorn.Server(
             uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
         )

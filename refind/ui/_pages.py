@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, tzinfo
 from urllib.parse import quote, urlencode
 
 import refind
@@ -33,9 +35,9 @@ main { max-width: 920px; margin: 0 auto; padding: 16px 24px 48px; }
 form.search { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; }
 form.search input[type=search] { flex: 1 1 320px; font-size: 16px; padding: 7px 10px; border: 1px solid #b9c0ca;
        border-radius: 6px; }
-form.search select, form.search button { font-size: 14px; padding: 7px 10px; border-radius: 6px;
+form.search select, form.search button, form.filter button { font-size: 14px; padding: 7px 10px; border-radius: 6px;
        border: 1px solid #b9c0ca; background: #fff; }
-form.search button { background: var(--accent); color: #fff; border-color: var(--accent); }
+form.search button, form.filter button { background: var(--accent); color: #fff; border-color: var(--accent); }
 h1 { font-size: 20px; margin: 18px 0 4px; }
 .meta { color: var(--dim); font-size: 13px; }
 .session { background: #fff; border: 1px solid var(--line); border-radius: 8px; margin: 14px 0; padding: 10px 14px; }
@@ -64,6 +66,17 @@ table.sessions { width: 100%; border-collapse: collapse; background: #fff; borde
 table.sessions th, table.sessions td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line);
        font-size: 14px; vertical-align: top; }
 table.sessions td.num { text-align: right; }
+mark { background: #ffd95a; color: inherit; padding: 0 1px; border-radius: 2px; }
+.derived { font-style: italic; }
+.sep { color: var(--dim); }
+.dates { white-space: nowrap; }
+fieldset.filters { border: 0; padding: 0; margin: 8px 0 0; display: flex; gap: 8px; flex-wrap: wrap;
+       align-items: center; font-size: 13px; color: var(--dim); }
+fieldset.filters label { display: inline-flex; gap: 4px; align-items: center; }
+fieldset.filters input[type=date], fieldset.filters select { font-size: 13px; padding: 4px 6px;
+       border: 1px solid #b9c0ca; border-radius: 6px; background: #fff; }
+nav.order { margin: 6px 0; font-size: 13px; }
+nav.order a, nav.order strong { margin-right: 12px; }
 """
 
 
@@ -85,13 +98,39 @@ def session_path(session_id: str) -> str:
     return "/session/" + quote(session_id, safe="")
 
 
-def _page(title: str, body: str, *, query: str = "", source: str | None = None, project: str | None = None,
-          sources: Sequence[str] = (), projects: Sequence[str] = (), user: str = "") -> str:  # fmt: skip
+@dataclass(frozen=True)
+class View:
+    """What a page is scoped to, as the search box's fields hold it: the query, source and project, the
+    period (``since`` / ``until``, days as ``YYYY-MM-DD``), the day the search is asked as of (``asof``), the
+    order of results (``best`` or ``time``), and the menus' choices. ``tz`` is the zone dates are shown in."""
+
+    query: str = ""
+    source: str | None = None
+    project: str | None = None
+    since: str | None = None
+    until: str | None = None
+    asof: str | None = None
+    order: str = "best"
+    sources: Sequence[str] = ()
+    projects: Sequence[str] = ()
+    tz: tzinfo | None = None
+
+    def params(self, **changed: object) -> dict[str, object]:
+        """The search's query parameters (the default order left out), with ``changed`` ones."""
+        values: dict[str, object] = {
+            "q": self.query, "source": self.source, "project": self.project, "since": self.since,
+            "until": self.until, "asof": self.asof, "order": None if self.order == "best" else self.order,
+        }  # fmt: skip
+        values.update(changed)
+        return values
+
+
+def _page(title: str, body: str, view: View, *, user: str = "") -> str:
     return (
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)} · refind</title><link rel=stylesheet href=/style.css></head><body>"
-        f"<header>{_search_form(query, source, project, sources, projects, user)}</header>"
+        f"<header>{_search_form(view, user)}</header>"
         f"<main>{body}</main></body></html>\n"
     )
 
@@ -106,57 +145,99 @@ def _options(name: str, label: str, values: Sequence[str], chosen: str | None) -
     return f'<select name={name} aria-label="{_e(label)}">{"".join(items)}</select>'
 
 
-def _search_form(
-    query: str,
-    source: str | None,
-    project: str | None,
-    sources: Sequence[str],
-    projects: Sequence[str],
-    user: str,
-) -> str:
+def _date_input(name: str, label: str, value: str | None) -> str:
+    return (
+        f'<label>{_e(label)} <input type=date name={name} value="{_e(value or "")}" '
+        f'aria-label="{_e(label)}"></label>'
+    )
+
+
+def _search_form(view: View, user: str) -> str:
+    order = "".join(
+        f"<option value={v}{' selected' if view.order == v else ''}>{label}</option>"
+        for v, label in (("best", "best first"), ("time", "in time order"))
+    )
     return (
         "<form class=search action=/search method=get role=search>"
         f'<a class=home href=/ title="{_e(user)}&#x27;s sessions">refind</a>'
-        f'<input type=search name=q value="{_e(query)}" placeholder="Search your history" '
+        f'<input type=search name=q value="{_e(view.query)}" placeholder="Search your history" '
         'aria-label="Search your history" autofocus required>'
-        + _options("source", "any source", sources, source)
-        + _options("project", "any project", projects, project)
-        + "<button type=submit>Search</button></form>"
+        + _options("source", "any source", view.sources, view.source)
+        + _options("project", "any project", view.projects, view.project)
+        + "<button type=submit>Search</button>"
+        + "<fieldset class=filters>"
+        + _date_input("since", "from", view.since)
+        + _date_input("until", "to", view.until)
+        + _date_input("asof", "as of", view.asof)
+        + f'<select name=order aria-label="order">{order}</select>'
+        + "</fieldset></form>"
     )
 
 
-def _when(first: int, last: int) -> str:
-    a, b = refind.format_date(first, "weekday"), refind.format_date(last, "weekday")
-    return a if a == b else f"{a} – {b}"
+SEP = "<span class=sep> · </span>"
+"""What separates the parts of a session's line (source, project, dates, id)."""
 
 
-def _labels(source: str | None, project: str | None) -> str:
-    parts = []
-    if source:
-        parts.append(f"<span class=source>{_e(source)}</span>")
-    if project:
-        parts.append(f"<span class=meta>{_e(project)}</span>")
-    return " ".join(parts)
+def _meta(source: str | None, project: str | None, *rest: str) -> str:
+    """A session's line: its source (a badge), project and the other parts (HTML), separated."""
+    parts = [f"<span class=source>{_e(source)}</span>"] if source else []
+    parts += [f"<span class=project>{_e(project)}</span>"] if project else []
+    return SEP.join([*parts, *(r for r in rest if r)])
 
 
-def _cut(text: str, limit: int | None) -> str:
-    if limit is None or len(text) <= limit:
+def _dates(first: int, last: int, tz: tzinfo | None) -> str:
+    """A session's period as HTML, compact (:func:`refind.format_range`) and kept on one line."""
+    return f"<span class=dates>{_e(refind.format_range(first, last, tz=tz))}</span>"
+
+
+def _title(title: str | None, derived: bool, fallback: str) -> str:
+    """A session's title as HTML: one derived from its first message in quotes, in italics."""
+    if not title:
+        return _e(fallback)
+    if derived:
+        return f'<span class=derived title="its first message (the import gave it no title)">“{_e(title)}”</span>'
+    return _e(title)
+
+
+def _marked(text: str, terms: Sequence[str]) -> str:
+    """``text`` as HTML, the words the search matched (``terms``: analyzed, :func:`refind.match_spans`)
+    in ``<mark>``."""
+    if not terms:
         return _e(text)
+    out, at = [], 0
+    for lo, hi in refind.match_spans(text, terms):
+        out += [_e(text[at:lo]), f"<mark>{_e(text[lo:hi])}</mark>"]
+        at = hi
+    out.append(_e(text[at:]))
+    return "".join(out)
+
+
+def _cut(text: str, limit: int | None, terms: Sequence[str] = ()) -> str:
+    if limit is None or len(text) <= limit:
+        return _marked(text, terms)
     return (
-        _e(text[:limit]) + f"<span class=cut> … ({len(text) - limit:,} more characters in the session)</span>"
+        _marked(text[:limit], terms)
+        + f"<span class=cut> … ({len(text) - limit:,} more characters in the session)</span>"
     )
 
 
-def _turn(t: refind.Turn | refind.Hit, *, hit: bool, limit: int | None) -> str:
+def _turn(
+    t: refind.Turn | refind.Hit,
+    *,
+    hit: bool,
+    limit: int | None,
+    tz: tzinfo | None = None,
+    terms: Sequence[str] = (),
+) -> str:
     role = t.role if t.role in ("user", "assistant") else "other"
     kind = "hit" if hit else "context"
     label = " (hit)" if hit else ""
     return (
         f'<li class="turn {kind}" id=t{int(t.turn)} data-turn={int(t.turn)}>'
         f'<span class=n title="turn {int(t.turn)}{label}">{int(t.turn)}</span>'
-        f"<span class=when>{_e(refind.format_date(t.timestamp, 'minute'))}</span>"
+        f"<span class=when>{_e(refind.format_date(t.timestamp, 'minute', tz=tz))}</span>"
         f'<span class="who {role}">{_e(t.speaker or t.role)}</span>'
-        f"<span class=text>{_cut(t.content, limit)}</span></li>"
+        f"<span class=text>{_cut(t.content, limit, terms)}</span></li>"
     )
 
 
@@ -169,7 +250,7 @@ def problem_page(status: int, message: str, *, hint: str = "", user: str = "", q
     if hint:
         body += f"<p class=meta>{_e(hint)}</p>"
     body += '</div><p><a href="/">Back to the sessions</a></p>'
-    return _page(_REASONS.get(status, "Error"), body, query=query, user=user)
+    return _page(_REASONS.get(status, "Error"), body, View(query=query), user=user)
 
 
 _REASONS = {
@@ -183,21 +264,21 @@ _REASONS = {
 
 
 def home_page(
-    user: str,
-    rows: Sequence[refind.SessionSummary],
-    *,
-    offset: int,
-    more: bool,
-    source: str | None,
-    project: str | None,
-    sources: Sequence[str],
-    projects: Sequence[str],
+    user: str, rows: Sequence[refind.SessionSummary], *, offset: int, more: bool, view: View
 ) -> str:
     """The list of ``user``'s sessions, the most recent first, paged by :data:`LIST_PAGE`."""
-    scope = " · ".join(v for v in (source, project) if v)
+    scope = _scope_text(view)
     body = f"<h1>{_e(user)}'s sessions</h1>"
     if scope:
         body += f"<p class=meta>Only {_e(scope)}. <a href=/>All sessions</a></p>"
+    body += (
+        "<form class=filter action=/ method=get><fieldset class=filters>"
+        + _options("source", "any source", view.sources, view.source)
+        + _options("project", "any project", view.projects, view.project)
+        + _date_input("since", "from", view.since)
+        + _date_input("until", "to", view.until)
+        + "<button type=submit>Show</button></fieldset></form>"
+    )
     if not rows:
         body += "<p>No sessions." + (f" (none after the first {offset})" if offset else "") + "</p>"
     else:
@@ -206,18 +287,32 @@ def home_page(
             "<th class=num>messages</th></tr></thead><tbody>"
         )
         for r in rows:
+            when = _dates(r.first, r.last, view.tz)
             body += (
-                f'<tr><td><a href="{_url(session_path(r.session_id))}">{_e(r.title or r.session_id)}</a></td>'
-                f"<td>{_labels(r.source, r.project)}</td><td>{_e(_when(r.first, r.last))}</td>"
+                f'<tr data-session="{_e(r.session_id)}"><td><a href="{_url(session_path(r.session_id))}">'
+                f"{_title(r.title, r.title_derived, r.session_id)}</a></td>"
+                f"<td>{_meta(r.source, r.project)}</td><td class=when>{when}</td>"
                 f"<td class=num>{int(r.messages)}</td></tr>"
             )
         body += "</tbody></table>"
+    keep = {"source": view.source, "project": view.project, "since": view.since, "until": view.until}
     body += _pager(
-        _url("/", offset=max(0, offset - LIST_PAGE), source=source, project=project) if offset else None,
-        _url("/", offset=offset + LIST_PAGE, source=source, project=project) if more else None,
+        _url("/", offset=max(0, offset - LIST_PAGE), **keep) if offset else None,
+        _url("/", offset=offset + LIST_PAGE, **keep) if more else None,
     )
-    return _page(f"{user}'s sessions", body, source=source, project=project, sources=sources,
-                 projects=projects, user=user)  # fmt: skip
+    return _page(f"{user}'s sessions", body, view, user=user)
+
+
+def _scope_text(view: View) -> str:
+    """What the list or the results are restricted to, in words."""
+    parts = [v for v in (view.source, view.project) if v]
+    if view.since and view.until:
+        parts.append(f"from {view.since} to {view.until}")
+    elif view.since:
+        parts.append(f"from {view.since}")
+    elif view.until:
+        parts.append(f"until {view.until}")
+    return " · ".join(parts)
 
 
 def _pager(previous: str | None, following: str | None) -> str:
@@ -239,25 +334,39 @@ def _groups(blocks: Iterable[refind.Evidence]) -> list[list[refind.Evidence]]:
 
 
 def results_page(
-    user: str,
-    result: refind.SearchResult,
-    *,
-    source: str | None,
-    project: str | None,
-    sources: Sequence[str],
-    projects: Sequence[str],
+    user: str, result: refind.SearchResult, view: View, titles: dict[str, str] | None = None
 ) -> str:
-    """The evidence for a query, grouped by session (sessions in time order); hit turns marked."""
-    blocks = [b for b in result.evidence if not b.standing]
-    groups = _groups(blocks)
+    """The evidence for a query, grouped by session: the best sessions first (``view.order == "best"``) or
+    in time order; hit turns marked, the words that matched highlighted. ``titles``: titles derived from
+    their first message for the sessions without one."""
+    titles = titles or {}
+    if view.order == "time":
+        groups = _groups(b for b in result.evidence if not b.standing)
+    else:  # each session where its best block ranks, its blocks in turn order
+        ranked: dict[str, list[refind.Evidence]] = {}
+        for b in result.by_relevance():
+            if not b.standing:
+                ranked.setdefault(b.session_id, []).append(b)
+        groups = [sorted(bs, key=lambda b: b.first_turn) for bs in ranked.values()]
     question = result.question
     body = f"<h1>Results for “{_e(question)}”</h1>"
-    scope = " · ".join(v for v in (source, project) if v)
-    hits = sum(1 for b in blocks for t in b.turns if t.matched)
+    scope = _scope_text(view)
+    hits = sum(1 for g in groups for b in g for t in b.turns if t.matched)
+    asked = ""
+    if view.asof:
+        day = date.fromisoformat(view.asof)
+        asked = f" · as of {day:%a} {day.day} {day:%b %Y}"
+    order = "best first" if view.order != "time" else "in time order"
     body += (
         f"<p class=meta>{len(groups)} session{'s' if len(groups) != 1 else ''}, {hits} hit"
-        f"{'s' if hits != 1 else ''}, in time order{' · only ' + _e(scope) if scope else ''}. "
-        "Marked turns matched; the others are the conversation around them.</p>"
+        f"{'s' if hits != 1 else ''}, {order}{' · only ' + _e(scope) if scope else ''}{asked}. "
+        "Marked turns matched, their matching words highlighted; the others are the conversation around "
+        "them.</p>"
+    )
+    other = "time" if view.order != "time" else "best"
+    body += (
+        f'<nav class=order>Order: <strong>{order}</strong> <a rel=alternate href="{_url("/search", **view.params(order=None if other == "best" else other))}">'
+        f"{'in time order' if other == 'time' else 'best first'}</a></nav>"
     )
     if not groups:
         body += "<div class=problem><p>No evidence found. Try other words.</p></div>"
@@ -268,21 +377,23 @@ def results_page(
         page_from = (min(matched or [first.first_turn]) // SESSION_PAGE) * SESSION_PAGE
         link = _url(session_path(first.session_id), **{"from": page_from or None, "hit": matched or None})
         anchor = f"#t{matched[0]}" if matched else ""
+        derived = titles.get(first.session_id) if not first.title else None
+        title = _title(first.title or derived, derived is not None, first.session_id)
+        when = _dates(min(t.timestamp for t in turns), max(t.timestamp for t in turns), view.tz)
         body += (
             f'<section class=session data-session="{_e(first.session_id)}">'
-            f'<h2><a href="{link}{anchor}">{_e(first.title or first.session_id)}</a></h2>'
-            f"<div class=meta>{_labels(first.source, first.project)}"
-            f"{_e(_when(min(t.timestamp for t in turns), max(t.timestamp for t in turns)))}"
-            f" · session {_e(first.session_id)}</div><ol class=turns>"
+            f'<h2><a href="{link}{anchor}">{title}</a></h2>'
+            f"<div class=meta>{_meta(first.source, first.project, when, f'session {_e(first.session_id)}')}"
+            "</div><ol class=turns>"
         )
         for i, block in enumerate(group):
             if i:
                 body += "<li class=gap>⋮</li>"
             for t in block.turns:
-                body += _turn(t, hit=t.matched, limit=HIT_CHARS if t.matched else CONTEXT_CHARS)
+                limit = HIT_CHARS if t.matched else CONTEXT_CHARS
+                body += _turn(t, hit=t.matched, limit=limit, tz=view.tz, terms=block.terms)
         body += "</ol></section>"
-    return _page(f"{question}", body, query=question, source=source, project=project, sources=sources,
-                 projects=projects, user=user)  # fmt: skip
+    return _page(f"{question}", body, view, user=user)
 
 
 def session_page(
@@ -293,21 +404,26 @@ def session_page(
     turn_from: int,
     more: bool,
     hits: Sequence[int],
-    sources: Sequence[str] = (),
-    projects: Sequence[str] = (),
+    view: View | None = None,
 ) -> str:
     """One session in full, :data:`SESSION_PAGE` turns a page; the turns in ``hits`` marked."""
+    view = view or View()
     marked = set(hits)
+    when = _dates(info.first, info.last, view.tz)
     body = (
-        f"<h1>{_e(info.title or info.session_id)}</h1><p class=meta>{_labels(info.source, info.project)}"
-        f"{_e(_when(info.first, info.last))} · {int(info.messages)} messages · session {_e(info.session_id)}</p>"
+        f"<h1>{_title(info.title, info.title_derived, info.session_id)}</h1><p class=meta>"
+        f"{_meta(info.source, info.project, when, f'{int(info.messages)} messages', f'session {_e(info.session_id)}')}</p>"
     )
     if turns:
         body += (
             f"<p class=meta>Turns {int(turns[0].turn)}–{int(turns[-1].turn)}"
             f"{' (marked: the search hits)' if marked & {t.turn for t in turns} else ''}.</p>"
         )
-    body += "<ol class=turns>" + "".join(_turn(t, hit=t.turn in marked, limit=None) for t in turns) + "</ol>"
+    body += (
+        "<ol class=turns>"
+        + "".join(_turn(t, hit=t.turn in marked, limit=None, tz=view.tz) for t in turns)
+        + "</ol>"
+    )
     path = session_path(info.session_id)
     keep = sorted(marked) or None
     previous = (
@@ -317,4 +433,4 @@ def session_page(
     )
     following = _url(path, **{"from": int(turns[-1].turn) + 1, "hit": keep}) if more and turns else None
     body += _pager(previous, following)
-    return _page(info.title or info.session_id, body, user=user, sources=sources, projects=projects)
+    return _page(info.title or info.session_id, body, view, user=user)

@@ -1,7 +1,7 @@
 """The OpenSearch engine: the engine protocol (:mod:`refind.store.base`) over an OpenSearch cluster
 (docs/scale-out.md).
 
-``refind.Memory("opensearch://host:9200/prefix")`` (``opensearchs://`` for TLS) opens one. Three indexes per
+``refind.Memory("opensearch://host:9200/prefix")`` (``opensearchs://`` for TLS) opens one. Its indexes per
 prefix, created on first use with explicit mappings and the embedded engine's analyzer chain; every document
 is routed by ``user_id``, so one user's reads and writes touch one shard. One module per job:
 

@@ -524,6 +524,38 @@ class Commits:
             self._reads.pop((user_id, session_id), None)
         return before
 
+    def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
+        index = self.index["tombstones"]
+        actions: list[Action] = [
+            (
+                {"index": {"_index": index, "_id": doc_id(user_id, sid), "routing": user_id}},
+                {"user_id": user_id, "session_id": sid, "seq": int(when)},
+            )
+            for sid in dict.fromkeys(session_ids)
+        ]
+        for status, item in self.t.bulk(actions, "true") if actions else []:
+            if status >= 300:
+                raise StoreError(f"OpenSearch at {self.t.location} refused to record a deletion: {item}")
+
+    def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None) -> int:
+        if session_ids is not None and not session_ids:
+            return 0
+        flt: list[dict[str, Any]] = [user_term(user_id)]
+        if session_ids is not None:
+            flt.append({"terms": {"session_id": list(dict.fromkeys(session_ids))}})
+        index = self.index["tombstones"]
+        self.t.call("refresh", lambda: self.t.client.indices.refresh(index=index))
+        found = list(self.reads.scan("tombstones", {"bool": {"filter": flt}}, user_id, _source=False))
+        actions: list[Action] = [
+            ({"delete": {"_index": index, "_id": h["_id"], "routing": user_id}}, None) for h in found
+        ]
+        removed = 0
+        for status, item in self.t.bulk(actions, "true") if actions else []:
+            if status >= 300 and status != 404:
+                raise StoreError(f"OpenSearch at {self.t.location} refused a delete: {item}")
+            removed += status < 300
+        return removed
+
     def _delete_matching(self, name: str, query: dict[str, Any], routing: str | None) -> None:
         """Delete every document of index ``name`` matching ``query`` (found by a scan, deleted in bulk,
         refreshed: the node needs no reindex module for delete-by-query)."""

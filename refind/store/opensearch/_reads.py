@@ -1,4 +1,4 @@
-"""Reads: the queries of the engine protocol's reads over the three indexes, built from analyzed terms and
+"""Reads: the queries of the engine protocol's reads over the indexes, built from analyzed terms and
 filters only, and the hits read back.
 
 Every query is a ``bool`` of ``term``/``terms``/``range`` clauses (``filter``; the read-set in
@@ -96,6 +96,7 @@ class Reads:
         self.t = transport
         self.index = index
         self.no_infos = False  # a reader of a prefix written before session info: it has none
+        self.no_tombstones = False  # a reader of a prefix written before tombstones: it has none
 
     def search(self, name: str, body: dict[str, Any], routing: str | None) -> dict[str, Any]:
         return self.t.search(self.index[name], body, routing)
@@ -274,6 +275,16 @@ class Reads:
         for h in self.scan("infos", {"bool": {"filter": flt}}, user_id, _source=["raw"]):
             sid, title, source, project = json.loads(h["_source"]["raw"])
             out[sid] = SessionInfo(user_id, sid, title, source, project)
+        return out
+
+    def tombstones(self, user_id: str | None) -> dict[str, dict[str, int]]:
+        if self.no_tombstones:
+            return {}
+        query = {"bool": {"filter": [user_term(user_id)]}} if user_id is not None else {"match_all": {}}
+        out: dict[str, dict[str, int]] = {}
+        for h in self.scan("tombstones", query, user_id, _source=["user_id", "session_id", "seq"]):
+            src = h["_source"]
+            out.setdefault(str(src["user_id"]), {})[str(src["session_id"])] = int(src["seq"])
         return out
 
     def query_titles(

@@ -1,9 +1,10 @@
-"""The index schema: the three indexes' mappings and settings, the analyzer, the format ``_meta``, and the
+"""The index schema: the indexes' mappings and settings, the analyzer, the format ``_meta``, and the
 shape of each document (its ``_id``, the verbatim ``raw`` JSON, a hit read back from either).
 
 Pure: no client. ``{prefix}-messages`` holds one document per message, ``{prefix}-sessions`` one per session
 (its whole text, for session-level BM25; its last turn; the token of the commit that wrote it),
-``{prefix}-requests`` one request marker per (user, request id). Every document is routed by ``user_id``.
+``{prefix}-requests`` one request marker per (user, request id), ``{prefix}-tombstones`` one deleted session per
+(user, session) with the time it was deleted (``seq``). Every document is routed by ``user_id``.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ MAPPINGS: dict[str, dict[str, Any]] = {
             "owner": _STORED, "claimed": {"type": "long"}, "added": {"type": "long"},
         },
     },
+    "tombstones": {  # the sessions a person deleted, kept out of later imports (one per user and session)
+        "dynamic": "strict",
+        "properties": {"user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}},
+    },
 }  # fmt: skip
 
 
@@ -105,7 +110,7 @@ def _meta() -> dict[str, Any]:
 
 
 def index_body(loc: Location, settings: Settings, mapping: dict[str, Any]) -> dict[str, Any]:
-    """The create-index body of one of the three indexes: shards and replicas from the location, translog
+    """The create-index body of one of the indexes: shards and replicas from the location, translog
     durability ``request``, adjacent-segment merges, BM25 with the settings' ``k1``/``b``, the analyzer."""
     index: dict[str, Any] = {
         "number_of_shards": loc.shards,

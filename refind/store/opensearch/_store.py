@@ -73,6 +73,9 @@ class OpenSearchStore:
                 if self.read_only and name == "infos":  # a prefix written before session info
                     self._reads.no_infos = True
                     continue
+                if self.read_only and name == "tombstones":  # a prefix written before tombstones
+                    self._reads.no_tombstones = True
+                    continue
                 if self.read_only:
                     raise IndexFormatError(
                         f"no refind index {index} at {self.location}; create one by adding messages"
@@ -205,6 +208,19 @@ class OpenSearchStore:
         """Retention (applied at the next commit): messages and markers added before ``cutoff_ms``."""
         self._writable()
         return self._commits.expire(cutoff_ms)
+
+    def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
+        self._t.check()
+        return self._reads.tombstones(user_id)
+
+    def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
+        """Record deleted sessions (``{prefix}-tombstones``), refreshed: durable and visible on return."""
+        self._writable()
+        self._commits.add_tombstones(user_id, session_ids, when)
+
+    def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
+        self._writable()
+        return self._commits.remove_tombstones(user_id, session_ids)
 
     # ------------------------------------------------------------------ closing
 
