@@ -22,6 +22,7 @@ __all__ = [
     "BREADTH_CUES",
     "CURRENT_STATE_CUES",
     "FORM_WORDS",
+    "FUNCTION_WORDS",
     "GENERIC_WORDS",
     "KEYWORD_STOP_WORDS",
     "LISTS",
@@ -92,6 +93,32 @@ ASKED_UNIT = re.compile(
     re.IGNORECASE,
 )
 """The unit asked for in "how many months/days/times ...": the unit of the quantity asked for, not part of the topic."""
+
+# fmt: off
+FUNCTION_WORDS = frozenset({
+    # question words
+    "what", "what's", "whats", "when", "where", "which", "who", "whom", "whose", "why", "how",
+    # auxiliaries and copulas
+    "am", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "done", "doing", "have", "has",
+    "had", "having", "will", "would", "can", "could", "should", "shall", "may", "might", "must",
+    "isn't", "aren't", "wasn't", "weren't", "don't", "doesn't", "didn't", "haven't", "hasn't", "hadn't",
+    "won't", "wouldn't", "can't", "cannot", "couldn't", "shouldn't",
+    # pronouns and determiners
+    "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your",
+    "yours", "he", "him", "his", "she", "her", "hers", "it", "it's", "its", "they", "them", "their", "theirs",
+    "a", "an", "the", "this", "that", "these", "those", "some", "any", "there", "here",
+    # the commonest prepositions and conjunctions (not those of time: "after the trip" names something)
+    "of", "to", "in", "on", "at", "for", "with", "about", "from", "by", "into", "and", "or", "but", "if", "so",
+    "as", "than", "then", "also", "just", "not", "no",
+    # a question's own verbs
+    "tell", "told", "say", "said", "mention", "mentioned", "remember", "recall", "know", "think",
+})
+# fmt: on
+"""Closed-class words (question words, auxiliaries, pronouns, determiners, the commonest prepositions and
+conjunctions) and the verbs a question is asked with ("tell", "remember"): a message whose only words in
+common with a search are these is no hit (the round over a question's phrasing matched "What is the best way
+to take a photo of my dog?" to "what did we decide about the cache?" by "what"). Narrower than
+:data:`KEYWORD_STOP_WORDS` on purpose: "after the road trip" and "help with my garden" name something."""
 
 # ---------------------------------------------------------------------------------- a question's shape
 
@@ -252,6 +279,7 @@ share: left out of their topic stems."""
 LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "analyzer_stop": ANALYZER_STOP_WORDS,
     "keyword_stop": KEYWORD_STOP_WORDS,
+    "function": FUNCTION_WORDS,
     "asked_unit": ASKED_UNIT,
     "breadth": BREADTH_CUES,
     "generic": GENERIC_WORDS,

@@ -561,6 +561,9 @@ class RoundTrace(BaseModel):
     date_to: int | None = None
     weight: float | None = None
     roles: list[str] | None = None
+    content_terms: list[str] | None = None
+    """For a round whose words hold function words ("what", "did", "about"): the terms of its other words, one
+    of which each of its hits holds (a message matching only function words is no hit); None otherwise."""
     hits: int = 0
     new_evidence: int = 0
     new_turns: int = 0

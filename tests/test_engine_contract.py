@@ -319,6 +319,20 @@ def test_session_and_role_filters(engine: Engine) -> None:
     assert ids(engine.query("u", "tomato", 50, both)) == ["b:0"] == ids(engine.browse("u", 50, both))
 
 
+def test_a_hit_can_be_required_to_hold_one_of_some_terms(engine: Engine) -> None:
+    """``any_terms``: a message must hold one of these index terms (an empty list admits nothing), applied
+    before the top k, scores unchanged (a round over a question's phrasing chooses its hits this way)."""
+    put(engine, [rec("u", "a", 0, "what is the best way to photograph a dog"),
+                 rec("u", "b", 0, "what we decided about the cache: redis"),
+                 rec("u", "c", 0, "what what what did we say")])  # fmt: skip
+    every = engine.query("u", "what did we decide about the cache", 10)
+    assert {h.session_id for h in every} == {"a", "b", "c"}
+    chosen = engine.query("u", "what did we decide about the cache", 10, Filters(any_terms=["decid", "cach"]))
+    assert ids(chosen) == ["b:0"] and chosen[0].score == next(h.score for h in every if h.id == "b:0")
+    assert engine.query("u", "what did we say", 10, Filters(any_terms=[])) == []
+    assert engine.query("nobody", "what", 10, Filters(any_terms=["what"])) == []
+
+
 def test_filters_apply_before_top_k(engine: Engine) -> None:
     loud = [rec("u", "loud", i, "tomato tomato tomato soup", ts=T0 + i) for i in range(30)]
     quiet = rec(

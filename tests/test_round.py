@@ -78,6 +78,7 @@ def test_the_agents_rounds_are_the_same_in_one_call(conv: refind.Memory, shared_
     assert len(specs) > 100
     assert any(s.exclude_ids for s in specs) and any(s.read for s in specs)
     assert any(s.filters is not None and s.filters.time_from is not None for s in specs)
+    assert any(s.content_terms for s in specs)  # the rounds over a question's phrasing
     compared = 0
     for spec in specs:
         one = conv.store.round("conv-26", spec)
@@ -103,6 +104,16 @@ def test_the_agents_rounds_are_the_same_in_one_call(conv: refind.Memory, shared_
         {"text": "the of and"},  # stopwords only: nothing
         {"text": "Caroline Caroline adoption agencies", "titles": True},
         {"w_session": 0.0},
+        # a question as asked: hits chosen among messages with a content word, ranked by every match
+        {"text": "what did Caroline say about the group", "content_terms": ("carolin", "group")},
+        {"text": "what did she say", "content_terms": ()},  # function words only: no hit at all
+        {
+            "text": "what did Caroline say",
+            "content_terms": ("carolin",),
+            "read": True,
+            "exclude_ids": ("D1:3",),
+        },
+        {"text": "what did Caroline say", "content_terms": ("carolin",), "sessions": "documents"},
     ],
 )
 def test_edge_rounds_are_the_same_in_one_call(conv: refind.Memory, change: dict) -> None:

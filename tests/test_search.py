@@ -281,3 +281,40 @@ def test_current_state_questions_rank_the_later_of_equally_relevant_sessions_fir
             m.add("u", sid, [{"role": "user", "content": text}], session_time=date)
         off = m.search("Which studio do I practice yoga at now?", "u")
         assert set(off.sessions()) == {"early", "late"}
+
+
+NOISE = [
+    (
+        "dog",
+        "2024-03-01",
+        ["What is the best way to take a photo of my dog?", "Use natural light at eye level."],
+    ),
+    ("movie", "2024-03-02", ["What did you think of the ending?", "It was bittersweet, and it worked."]),
+    ("plans", "2024-03-03", ["What did we say about the weekend?", "You wanted to hike on Saturday."]),
+    ("cache", "2024-03-04", ["Let's settle the cache: Redis with a 10 minute TTL.", "Agreed, Redis it is."]),
+    ("tea", "2024-03-05", ["What is the difference between green and black tea?", "Oxidation."]),
+]
+
+
+def test_a_hit_needs_a_content_word(engine_name: str, tmp_path: Path) -> None:
+    """A message whose only words in common with the question are function words ("what", "did", "the") is
+    not a hit: not in the round over the question's phrasing, not in a tool's search, not in one round on
+    its own (issue 38: "what did we decide about the cache?" showed a photo question as a hit)."""
+    with engine_memory(engine_name, tmp_path) as m:
+        for sid, day, texts in NOISE:
+            m.add("u", sid, [{"role": r, "content": t} for r, t in zip(("user", "assistant"), texts, strict=True)],
+                  session_time=day)  # fmt: skip
+        question = "what did we decide about the cache?"
+        result = m.search(question, "u", now="2024-04-01")
+        hit_sessions = {b.session_id for b in result.evidence if any(t.matched for t in b.turns)}
+        assert hit_sessions == {"cache"}, hit_sessions
+        phrasing = next(t for t in result.trace if t.kind == "phrasing")
+        assert phrasing.content_terms == ["decid", "cach"]  # the trace says what a hit needed
+        assert next(t for t in result.trace if t.kind == "broad").content_terms is None  # keywords only
+        alone = m.keyword_search(question, "u", top_k=5, window=0)
+        assert {b.session_id for b in alone} == {"cache"}
+        from refind.tools import ToolDispatcher
+
+        tools = ToolDispatcher(m, "u", question=question)
+        tools.call("search", {"keywords": "what did we say"})  # nothing but function words
+        assert tools.session.blocks == [] and tools.session.trace[-1].content_terms == []

@@ -10,23 +10,46 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 from refind.fusion import Fusion, fuse_hits
+from refind.lexicon import FUNCTION_WORDS
 from refind.models import Evidence, Hit, Turn, trusted
+from refind.store.analysis import analyze
 from refind.store.base import Filters, Reader, RoundFound, RoundRunner, RoundSpec
 
 __all__ = [
     "blocks_of",
     "build_blocks",
+    "content_terms",
     "round_by_calls",
     "round_spec",
     "run_round",
     "search_round",
     "session_ranking",
 ]
+
+
+@functools.cache
+def _function_terms() -> frozenset[str]:
+    """The index terms of the words that give a question its form, not its topic
+    (:data:`refind.lexicon.KEYWORD_STOP_WORDS`: "what", "did", "about", "tell"...), as every engine analyzes
+    them (the reference analyzer is Lucene's, term for term)."""
+    return frozenset(t for w in FUNCTION_WORDS for t in analyze(w))
+
+
+def content_terms(text: str) -> list[str] | None:
+    """The index terms of ``text`` a hit must hold one of, when ``text`` holds function words as well
+    (a question as asked: "what did we decide about the cache?"): its other terms, in order (an empty list
+    when it holds nothing else). None when every term of ``text`` is a content term (keywords): then any
+    hit holds one. A message that matched only "what" and "did" is not a hit (issue 38)."""
+    terms = list(dict.fromkeys(analyze(text)))
+    function = _function_terms()
+    content = [t for t in terms if t not in function]
+    return content if len(content) < len(terms) else None
 
 
 def session_ranking(
@@ -94,7 +117,10 @@ def search_round(
     drops read hits, and re-queries with the exclusions only when fewer than ``top_k`` unread hits remain.
     ``read`` must say what the exclusions say (a hit is read when its id or session is excluded).
     """
-    found = run_round(store, user_id, round_spec(keywords, top_k, window, filters, fusion, overfetch, read))
+    spec = round_spec(
+        keywords, top_k, window, filters, fusion, overfetch, read, content=content_terms(keywords)
+    )
+    found = run_round(store, user_id, spec)
     blocks = blocks_of(found, round_no, window_tokens, context_tokens)
     return blocks, found.hits, found.orders
 
@@ -109,8 +135,9 @@ def round_spec(
     read: Callable[[Hit], bool] | bool | None = None,
     *,
     titles: bool = False,
+    content: Sequence[str] | None = None,
 ) -> RoundSpec:
-    """The :class:`RoundSpec` of :func:`search_round`'s arguments."""
+    """The :class:`RoundSpec` of :func:`search_round`'s arguments (``content``: :func:`content_terms`)."""
     fusion = fusion or Fusion()
     restrict = filters is not None and bool(
         filters.time_from is not None or filters.time_to is not None or filters.session_ids or filters.roles
@@ -130,6 +157,7 @@ def round_spec(
         w_hit=fusion.w_hit,
         w_session=fusion.w_session,
         titles=titles,
+        content_terms=tuple(content) if content is not None else None,
     )
 
 
@@ -150,7 +178,11 @@ def round_by_calls(store: Reader, user_id: str, spec: RoundSpec) -> RoundFound:
         exclude_ids=list(spec.exclude_ids) or None,
         exclude_sessions=list(spec.exclude_sessions) or None,
     )
-    if spec.read:
+    if spec.content_terms is not None:  # ranked by every match, chosen among those with a content word
+        ranked_hits = store.query(user_id, spec.text, spec.fetch, spec.filters, content=False)
+        chosen = replace(full, any_terms=list(spec.content_terms))
+        unread = store.query(user_id, spec.text, spec.fetch, chosen, content=False)
+    elif spec.read:
         read_ids, read_sessions = set(spec.exclude_ids), set(spec.exclude_sessions)
         ranked_hits = store.query(user_id, spec.text, spec.fetch, spec.filters, content=False)
         unread = [h for h in ranked_hits if h.id not in read_ids and h.session_id not in read_sessions]

@@ -23,7 +23,7 @@ from refind.models import Evidence, Hit, Round, RoundTrace, Shape, TraceAction, 
 from refind.policy import POLICY
 from refind.query.reading import QuestionReading, ReadingRules, read_question
 from refind.result import SearchResult
-from refind.search.round import blocks_of, build_blocks, round_spec, run_round
+from refind.search.round import blocks_of, build_blocks, content_terms, round_spec, run_round
 from refind.search.standing import standing_blocks
 from refind.store.base import Filters, Reader
 
@@ -239,6 +239,7 @@ class SearchSession:
         t0 = time.perf_counter()
         round_no = self.rounds + 1
         weight = round_.weight
+        content = content_terms(round_.keywords)  # a hit needs one of them when the words hold function words
         spec = round_spec(
             round_.keywords,
             self.top_k,
@@ -250,6 +251,7 @@ class SearchSession:
             self.overfetch,
             read=self.readset != "off",
             titles=weight > 0,  # title words count for the session: its title's rank, among those hit
+            content=content,
         )
         got = run_round(self.store, self.user_id, spec)
         found = blocks_of(got, round_no, self.window_tokens, self.context_tokens)
@@ -263,7 +265,7 @@ class SearchSession:
         if got.titled:
             self._credit(got.titled, weight)
         new = self._absorb(found)
-        self._record("search", round_, round_no, t0, len(hits), new)
+        self._record("search", round_, round_no, t0, len(hits), new, content_terms=content)
         return new
 
     def period(
@@ -350,6 +352,8 @@ class SearchSession:
         hits: int,
         new: list[Evidence],
         note: str | None = None,
+        *,
+        content_terms: list[str] | None = None,
     ) -> None:
         """The trace entry of a round (its :class:`Round`'s fields) or of the result's completion (no round)."""
         self._trace.append(
@@ -362,6 +366,7 @@ class SearchSession:
                 date_to=round_.date_to if round_ else None,
                 weight=round_.weight if round_ else None,
                 roles=list(round_.roles) if round_ and round_.roles is not None else None,
+                content_terms=content_terms,
                 hits=hits,
                 new_evidence=len(new),
                 new_turns=sum(1 for b in new for t in b.turns if t.id not in self._seen_before),

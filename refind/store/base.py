@@ -206,7 +206,9 @@ class Expired:
 class Filters:
     """Constraints applied before ranking. Times are inclusive epoch ms; ``exclude_ids`` are message ids.
     ``session_ids`` and ``roles`` restrict to the ones listed (an empty list admits nothing; roles match
-    in any case, stored roles being lowercase); empty ``exclude_*`` exclude nothing."""
+    in any case, stored roles being lowercase); empty ``exclude_*`` exclude nothing. ``any_terms``: index
+    terms (analyzed) of which a message must hold at least one (an empty list admits nothing): a round whose
+    words include function words needs a hit to match one of its others."""
 
     time_from: int | None = None
     time_to: int | None = None
@@ -214,6 +216,7 @@ class Filters:
     roles: Sequence[str] | None = None
     exclude_ids: Sequence[str] | None = None
     exclude_sessions: Sequence[str] | None = None
+    any_terms: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +226,10 @@ class RoundSpec:
     ``exclude_sessions``; with ``read`` the round queries without it first (the session ranking reflects the
     query, not what happens to be unread), drops read hits and queries again with it only when fewer than
     ``top_k`` unread hits remain. ``sessions``, ``k0``, ``w_hit``, ``w_session``: the fusion; ``restrict``:
-    rank session documents among the sessions with hits only; ``titles``: also rank those sessions' titles."""
+    rank session documents among the sessions with hits only; ``titles``: also rank those sessions' titles;
+    ``content_terms``: when not None, the round's words hold function words, and its hits are chosen among
+    the messages holding one of these terms (a second query, with the read-set and ``any_terms``), while
+    its session ranking still comes from every match."""
 
     text: str
     fetch: int
@@ -239,6 +245,7 @@ class RoundSpec:
     w_hit: float = 1.0
     w_session: float = 1.0
     titles: bool = False
+    content_terms: Sequence[str] | None = None
 
 
 @dataclass(slots=True)

@@ -102,6 +102,8 @@ def _filter_fields(filters: Filters | None) -> dict[str, Any]:
         f["exclude_ids"] = list(filters.exclude_ids)
     if filters.exclude_sessions:
         f["exclude_sessions"] = list(filters.exclude_sessions)
+    if filters.any_terms is not None:
+        f["any_terms"] = list(filters.any_terms)
     return f
 
 
@@ -352,6 +354,8 @@ class LuceneStore:
             "w_session": spec.w_session,
             "titles": spec.titles,
         }
+        if spec.content_terms is not None:
+            payload["content_terms"] = list(spec.content_terms)
         with self._java("search"):
             out = json.loads(bytes(self._reading().round(user_id, json.dumps(payload, ensure_ascii=False))))
         hits = [

@@ -259,6 +259,7 @@ class ReferenceStore:
         roles = {r.lower() for r in f.roles} if f.roles is not None else None
         ex_ids = set(f.exclude_ids) if f.exclude_ids else None
         ex_sessions = set(f.exclude_sessions) if f.exclude_sessions else None
+        any_terms = set(f.any_terms) if f.any_terms is not None else None
 
         def keep(d: _Doc) -> bool:
             return (
@@ -268,6 +269,7 @@ class ReferenceStore:
                 and (roles is None or d.role in roles)
                 and (ex_ids is None or d.id not in ex_ids)
                 and (ex_sessions is None or d.session_id not in ex_sessions)
+                and (any_terms is None or not any_terms.isdisjoint(d.tf))
             )
 
         return keep

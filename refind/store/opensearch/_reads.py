@@ -66,6 +66,8 @@ def _filtered(user_id: str, filters: Filters | None, main: dict[str, Any] | None
             must_not.append({"terms": {"id": list(f.exclude_ids)}})
         if f.exclude_sessions:
             must_not.append({"terms": {"session_id": list(f.exclude_sessions)}})
+        if f.any_terms is not None:  # the analyzed terms, as the field indexes them
+            flt.append({"terms": {"contents": list(f.any_terms)}})
     q: dict[str, Any] = {"filter": flt}
     if must:
         q["must"] = must

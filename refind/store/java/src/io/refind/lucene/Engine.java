@@ -374,7 +374,7 @@ public final class Engine implements Closeable {
 
   /**
    * The user filter and {@code filters} (JSON: time_from, time_to, session_ids, roles, exclude_ids,
-   * exclude_sessions; all optional) around {@code main} (a MUST clause, or none).
+   * exclude_sessions, any_terms; all optional) around {@code main} (a MUST clause, or none).
    */
   private Query filtered(String user, String filters, Query main) throws IOException {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
@@ -417,6 +417,9 @@ public final class Engine implements Closeable {
       if (!sessions.isEmpty()) {
         b.add(termSet("session_id", sessions), Occur.MUST_NOT);
       }
+      if (f.has("any_terms")) { // a hit needs one of these index terms (an empty list admits nothing)
+        b.add(termSet("contents", strings(f.get("any_terms"))), Occur.FILTER);
+      }
     }
     return b.build();
   }
@@ -448,7 +451,8 @@ public final class Engine implements Closeable {
    * titles' ranking. {@code spec} (JSON): text, fetch, top_k, window, filters (time_from, time_to,
    * session_ids, roles), exclude_ids, exclude_sessions, read (drop read hits after an unfiltered query, and
    * query again with the exclusions when fewer than top_k remain), sessions ("hits" or "documents"),
-   * restrict, k0, w_hit, w_session, titles. The result (JSON): hits (the unread hits, [id, session, turn,
+   * restrict, k0, w_hit, w_session, titles, content_terms (optional: the hits are chosen among the messages
+   * holding one of them, the session ranking still from every match). The result (JSON): hits (the unread hits, [id, session, turn,
    * ts, role, score]), orders (the round's session orders), selected ([id, fused score] of the chosen
    * hits), spans ([session, first turn, last turn, best fused score, [turns with content]]), terms and
    * titled (the sessions with hits by their titles' BM25).
@@ -481,7 +485,12 @@ public final class Engine implements Closeable {
         if (!exSessions.isEmpty()) {
           full.set("exclude_sessions", r.get("exclude_sessions"));
         }
-        if (readSet) {
+        if (r.has("content_terms")) { // ranked by every match, chosen among those with a content word
+          ranked = top(searcher, user, bag, fetch, open);
+          ObjectNode chosen = full.deepCopy();
+          chosen.set("any_terms", r.get("content_terms"));
+          unread = top(searcher, user, bag, fetch, chosen);
+        } else if (readSet) {
           ranked = top(searcher, user, bag, fetch, open);
           java.util.Set<String> ids = new java.util.HashSet<>(exIds);
           java.util.Set<String> sessions = new java.util.HashSet<>(exSessions);
