@@ -28,6 +28,7 @@ from refind.cli._terminal import (
     _print_header,
     _print_trace,
     err,
+    json_text,
 )
 
 # ---------------------------------------------------------------------------------------------- search
@@ -147,7 +148,7 @@ def search(
             )
         )
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        click.echo(json_text(result.model_dump_json(indent=2)))
         return
     _print_header(result, tokens)
     _print_evidence(result, now_given=now is not None)

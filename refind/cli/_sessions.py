@@ -26,7 +26,7 @@ from refind.cli._app import (
     _open,
     main,
 )
-from refind.cli._terminal import _plural, err, out
+from refind.cli._terminal import _plural, err, json_text, out
 
 _USER_HELP = "Whose sessions (imports of personal histories use 'me')."
 
@@ -104,7 +104,7 @@ def sessions(
     rows = rows[:limit]
     if as_json:
         for r in rows:
-            click.echo(r.model_dump_json())
+            click.echo(json_text(r.model_dump_json()))
     elif not rows:
         out.print("No sessions." if offset == 0 else f"No sessions after the first {offset}.")
     else:
@@ -169,7 +169,7 @@ def show(
     turns = turns[:limit]
     if as_json:
         body = {"session": info.model_dump(), "turns": [t.model_dump(exclude={"score"}) for t in turns]}
-        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        click.echo(json_text(json.dumps(body, ensure_ascii=False, indent=2)))
     else:
         title = Text(info.title or session, style="bold")
         out.print(title)
@@ -228,7 +228,7 @@ def export(ctx: click.Context, data: Path | None, user: str | None, output: Path
     with _open(ctx, data, read_only=True) as mem:
         if output is None:
             try:
-                n = _write(mem.export(user), sys.stdout.write)
+                n = _write(mem.export(user), lambda line: sys.stdout.write(json_text(line)))
                 sys.stdout.flush()
             except BrokenPipeError:  # `refind export | head`: the reader had enough
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
