@@ -89,6 +89,17 @@ def _post_all(server: SpawnedServer, head: Callable[[int], bytes], body: memoryv
         return list(pool.map(one, range(CONNECTIONS)))
 
 
+def _answer(sock: socket.socket, limit: float = 30.0) -> bytes:
+    sock.settimeout(limit)
+    data = b""
+    with contextlib.suppress(TimeoutError, ConnectionResetError):
+        while chunk := sock.recv(65536):
+            data += chunk
+            if b"\r\n\r\n" in data and data.split(b"\r\n\r\n", 1)[1].endswith(b"}}"):
+                break
+    return data
+
+
 def _head(path: str, length: int, extra: str = "") -> bytes:
     return (
         f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra}"
@@ -107,9 +118,8 @@ def test_a_request_without_the_key_gets_401_before_its_body(keyed: SpawnedServer
     """It was a 408 after the read timeout (30 s): the body was awaited before the key was looked at."""
     with socket.create_connection(_address(keyed), timeout=30) as sock:
         sock.sendall(_head("/add", 8_000_000))  # and no body
-        sock.settimeout(5)
         started = time.monotonic()
-        answer = sock.recv(65536)
+        answer = _answer(sock, 5)
         took = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
     assert b"www-authenticate: Bearer" in answer and b"missing or wrong API key" in answer
@@ -175,3 +185,75 @@ def test_the_cap_is_a_setting_that_fits_one_whole_body() -> None:
     assert ServerConfig.build(max_body_bytes_in_flight=16 * MIB).body_bytes_limit == 16 * MIB
     with pytest.raises(Exception, match="max_body_bytes_in_flight .* must be at least max_body_bytes"):
         ServerConfig.build(max_body_bytes_in_flight=1 * MIB)
+
+
+@pytest.fixture(scope="module")
+def small_cap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpawnedServer]:
+    """1 MiB of bodies at once, 2 s to send one; the key on."""
+    tmp = tmp_path_factory.mktemp("small-cap")
+    args = ["--auth", "bearer", "--search-workers", "0", "--read-timeout", "2"]
+    args += ["--max-body-bytes", str(MIB), "--max-body-bytes-in-flight", str(MIB)]
+    with running(tmp, *args, api_key=KEY) as server:
+        yield server
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_past_the_cap_is_read_then_503_and_the_one_held_is_served(
+    small_cap: SpawnedServer, chunked: bool
+) -> None:
+    """The first request holds 700 KB (declared, or half of it streamed in chunks) while a second of 700 KB
+    comes: the second is read whole and answered 503 with Retry-After; the first, once sent, is served."""
+    size = 700 * 1024
+    body = (b'{"request_id": "cap", "user_id": "u", "session_id": "s", "messages": "' + b"k" * size)[
+        : size - 2
+    ] + b'"}'
+    auth = f"Authorization: Bearer {KEY}\r\n"
+    framing = "Transfer-Encoding: chunked\r\n" if chunked else ""
+
+    def frame(data: bytes) -> bytes:
+        return b"%x\r\n%s\r\n" % (len(data), data) if chunked else data
+
+    length = "" if chunked else f"Content-Length: {size}\r\n"
+    head = (
+        f"POST /add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}{framing}{length}\r\n"
+    ).encode()
+
+    first = socket.create_connection(_address(small_cap), timeout=30)
+    second = socket.create_connection(_address(small_cap), timeout=30)
+    try:
+        first.sendall(head + frame(body[: size // 2]))
+        time.sleep(0.3)  # the first holds its bytes
+        second.sendall(head + frame(body) + (b"0\r\n\r\n" if chunked else b""))
+        shed = _answer(second)
+        assert shed.startswith(b"HTTP/1.1 503 "), shed[:300]
+        assert b"retry-after: 1" in shed and b"bytes of request bodies held at once" in shed
+        first.sendall(frame(body[size // 2 :]) + (b"0\r\n\r\n" if chunked else b""))
+        served = _answer(first)
+        assert served.startswith(b"HTTP/1.1 422 "), served[:300]  # read whole and decoded: not a list
+    finally:
+        first.close()
+        second.close()
+
+
+def test_after_an_early_401_a_trickling_body_is_cut_off_at_the_read_timeout(small_cap: SpawnedServer) -> None:
+    """The 401 goes out before the body; the rest of the body is read and dropped, within --read-timeout
+    (2 s), then the connection is closed (a client cannot hold it by sending a byte now and then)."""
+    with socket.create_connection(_address(small_cap), timeout=30) as sock:
+        sock.sendall(_head("/add", 100_000))
+        sock.settimeout(5)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 401 ")
+        started = time.monotonic()
+        closed = None
+        with contextlib.suppress(OSError):
+            while time.monotonic() - started < 10:
+                sock.sendall(b"k")
+                sock.settimeout(0.5)
+                try:
+                    if sock.recv(1) == b"":
+                        closed = time.monotonic() - started
+                        break
+                except TimeoutError:
+                    continue
+        if closed is None:  # the write failed: the server had closed it
+            closed = time.monotonic() - started
+    assert closed < 5, closed
