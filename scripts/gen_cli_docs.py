@@ -35,6 +35,9 @@ below is a thin layer over the Python API (`refind.Memory`); `python -m refind.c
   `$XDG_DATA_HOME/refind`, else `~/.local/share/refind`.
 - `search` and `stats` open the index read-only: they work while `refind serve` (or another writer) holds it.
 - Results go to stdout; progress, warnings and errors go to stderr. `--json` output is meant for scripts.
+- Stored text never drives the terminal: a message's control characters (an escape sequence, C0 but tab and
+  newline, DEL, C1) are printed written out, as `\\x1b[2J`, by every command; the stored text is unchanged,
+  and `--json` and `export` keep it exact (JSON escapes them: `\\u001b`).
 - Errors are one line on stderr. Exit codes: `0` success, `1` a refind error (bad input, no index, index
   locked, Java or the LLM not set up) or a declined confirmation, `2` a usage error, `3` an unexpected error
   (a bug: please report it), `130` `refind serve` stopped with Ctrl-C. `REFIND_DEBUG=1` shows the traceback

@@ -66,7 +66,7 @@ def _start_ui(index: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
         )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        found = re.search(r"at (http://\S+/) ", log.read_text(errors="replace"))
+        found = re.search(r"at (http://\S+) \(Ctrl-C", log.read_text(errors="replace"))  # with its ?token=
         if found:
             return proc, found.group(1)
         if proc.poll() is not None:

@@ -339,3 +339,41 @@ def test_another_user_cannot_reach_the_daemon(env: dict[str, str]) -> None:
     finally:
         runtime.chmod(0o700)
     assert [d["pid"] for d in status(env)] == [daemon["pid"]]
+
+
+def test_silent_connections_do_not_hold_the_others(env: dict[str, str], index: Path) -> None:
+    """Issue 39: the daemon served one connection at a time, so a connection that sent nothing held every
+    other for its 5 s (a 0.28 s search took 20.3 s behind 4). Each connection is read on its own now, with
+    its own deadline: requests behind 4 silent connections are answered at once, and each silent one is
+    closed after the deadline."""
+    from refind.cli._daemon import REQUEST_SECONDS
+
+    assert cli(env, "search", "Thai", "--user", "maya").returncode == 0  # the daemon is warm
+    [daemon] = status(env)
+    sock = Path(daemon["socket"])
+    request = {
+        "v": 1,
+        "index": str(index.resolve()),
+        "op": "sessions",
+        "params": {"user": "maya", "source": None, "project": None, "limit": 5, "offset": 0},
+    }
+    silent = []
+    try:
+        for _ in range(4):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(sock))
+            silent.append(s)
+        time.sleep(0.2)  # the daemon has accepted them
+        started = time.monotonic()
+        replies = [_raw(sock, json.dumps(request).encode()) for _ in range(3)]
+        took = time.monotonic() - started
+        assert all(r is not None and "ok" in r for r in replies), replies
+        assert took < REQUEST_SECONDS / 2, f"3 requests took {took:.1f} s behind 4 silent connections"
+        for s in silent:  # each silent one is answered and closed once its time is up
+            s.settimeout(REQUEST_SECONDS * 3)
+            reply = b"".join(iter(lambda s=s: s.recv(65536), b""))
+            assert "fail" in json.loads(reply), reply
+    finally:
+        for s in silent:
+            s.close()
+    assert [d["pid"] for d in status(env)] == [daemon["pid"]]

@@ -4,7 +4,11 @@ and named while the rest is imported; a large export is streamed (the same sessi
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -16,6 +20,7 @@ from refind.cli import EXIT_ERROR, main
 from refind.loaders import _base, iter_chatgpt
 from refind.models import MAX_MESSAGE_CHARS
 
+ROOT = Path(__file__).resolve().parents[1]
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -82,7 +87,7 @@ def test_json_nested_100000_levels_is_one_line_in_every_form(tmp_path: Path) -> 
             assert "nested too deeply" in text, text
 
 
-@pytest.mark.parametrize("form", ["jsonl", "chatgpt"])
+@pytest.mark.parametrize("form", ["jsonl", "chatgpt", "chatgpt-zip", "longmemeval-gz"])
 def test_a_message_too_long_for_one_document_is_cut_and_named_and_the_rest_imported(
     tmp_path: Path, form: str
 ) -> None:
@@ -94,10 +99,23 @@ def test_a_message_too_long_for_one_document_is_cut_and_named_and_the_rest_impor
         lines.insert(1, {"user_id": "u", "session_id": "s", "role": "user", "content": big})
         src.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
         user, expected = "u", 4
-    else:
+    elif form == "chatgpt":
         src = tmp_path / "conversations.json"
         src.write_text(json.dumps(_chatgpt(3, big=big)))
         user, expected = "me", 9
+    elif form == "chatgpt-zip":  # unpacked: read through the cut (refind.loaders._cut)
+        src = tmp_path / "export.zip"
+        with zipfile.ZipFile(src, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("conversations.json", json.dumps(_chatgpt(3, big=big)))
+        user, expected = "me", 9
+    else:
+        src = tmp_path / "haystack.json.gz"
+        turns = [{"role": "user", "content": f"turn {i} about canoes"} for i in range(3)]
+        turns.insert(1, {"role": "assistant", "content": big})
+        item = {"question_id": "q1", "haystack_session_ids": ["s"], "haystack_dates": ["2023/05/30 (Tue) 23:40"],
+                "haystack_sessions": [turns]}  # fmt: skip
+        src.write_bytes(gzip.compress(json.dumps([item]).encode(), compresslevel=1))
+        user, expected = "q1", 4
     index = tmp_path / "index"
     result = run("--data", str(index), "import", str(src), "--json")
     assert result.exit_code == 0, result.output
@@ -106,7 +124,7 @@ def test_a_message_too_long_for_one_document_is_cut_and_named_and_the_rest_impor
     assert any("21,600,000 characters" in p for p in summary["problems"]), summary["problems"]
     with refind.Memory(index, read_only=True) as mem:
         assert mem.count(user) == expected
-        turns = mem.session(user, "s" if form == "jsonl" else "c0")
+        turns = mem.session(user, "c0" if form.startswith("chatgpt") else "s")
         assert max(len(h.content) for h in turns) <= MAX_MESSAGE_CHARS
         assert any("cut by refind import" in h.content for h in turns)
 
@@ -142,3 +160,78 @@ def test_a_large_export_is_streamed_and_gives_the_same_sessions(
     broken.write_text(json.dumps(data)[:-5000])
     with pytest.raises(refind.InvalidInput, match="not readable as JSON"):
         list(iter_chatgpt(broken))
+
+
+def _zip_with_a_huge_message(path: Path, repeat: int) -> int:
+    """A ChatGPT export .zip whose one conversation holds a message of ``repeat`` MiB of "kayak " (written a
+    piece at a time, never held); how many characters that message has."""
+    piece = b"kayak " * 174_762
+    head, tail = json.dumps(_chatgpt(1, big="BIG")).encode().split(b'"BIG"')
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+        zf.open("conversations.json", "w", force_zip64=True) as fh,
+    ):
+        fh.write(head + b'"')
+        for _ in range(repeat):
+            fh.write(piece)
+        fh.write(b'"' + tail)
+    return len(piece) * repeat
+
+
+def test_a_zip_holding_a_2_gib_message_is_imported_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 39: a 2 MB zip holding one 2 GiB message peaked at 4.37 GB resident, the string read whole
+    before it was cut. Every string is now cut while it is read: the importer process (Python and its JVM)
+    stays under 500 MB, and the message is stored cut with its mark and true length, as before."""
+    archive = tmp_path / "bigstring.zip"
+    chars = _zip_with_a_huge_message(archive, 2048)  # 2,147,475,456 characters, a 9 MB zip
+    index = tmp_path / "index"
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(done.stdout)\n"
+        "print('PEAK', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.returncode, done.stderr)\n"
+    )
+    command = [sys.executable, "-m", "refind.cli", "--data", str(index), "import", str(archive), "--json"]
+    env = {**os.environ, "REFIND_DAEMON": "0"}
+    done = subprocess.run([sys.executable, "-c", measure, *command], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out, _, peak_line = done.stdout.rpartition("PEAK ")
+    peak_kib, code = (int(v) for v in peak_line.split()[:2])
+    assert code == 0, done.stdout
+    assert peak_kib * 1024 < 500 * 1024 * 1024, f"peak {peak_kib / 1024:.0f} MiB"
+    summary = json.loads(out)
+    assert summary["added"] == 3 and summary["skipped"] == {"cut_messages": 1}, summary
+    assert f"has {chars:,} characters" in summary["problems"][0]
+    with refind.Memory(index, read_only=True) as mem:
+        [cut] = [t for t in mem.session("me", "c0") if len(t.content) > 1000]
+    mark = f"\n[… cut by refind import: {chars - MAX_MESSAGE_CHARS:,} more characters]"
+    assert len(cut.content) == MAX_MESSAGE_CHARS and cut.content.endswith(mark)
+    assert cut.content.startswith("kayak kayak ")
+
+
+@pytest.mark.parametrize("piece", [1, 2, 5, 7, 64])
+def test_cutting_strings_while_reading_keeps_json_and_counts_exactly(piece: int) -> None:
+    """refind.loaders._cut on every kind of string byte (escapes, surrogate pairs, UTF-8 of 1 to 4 bytes,
+    a quote or backslash escaped), split across pieces anywhere: short strings pass unchanged; a long one
+    keeps a prefix of at least the limit, and the prefix plus the characters its mark counts is the whole."""
+    import io
+    import random
+
+    from refind.loaders._cut import CutStrings, uncut
+
+    rng = random.Random(piece)
+    alphabet = ["a", "é", "€", "😀", "\n", '"', "\\", "\x1b", "\ud83d", " ", "\u2028"]
+    for _ in range(300):
+        values = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(4)]
+        raw = json.dumps({"v": values, "n": [1, {"x": "ok"}]}, ensure_ascii=rng.random() < 0.5)
+        limit = rng.randint(1, 20)
+        stream = CutStrings(io.BytesIO(raw.encode("utf-8", "surrogatepass")), limit=limit, piece=piece)
+        got = json.loads(stream.read().decode("utf-8", "surrogatepass"))
+        assert got["n"] == [1, {"x": "ok"}]
+        for value, kept in zip(values, got["v"], strict=True):
+            text, dropped = uncut(kept)
+            assert value.startswith(text) and len(text) + dropped == len(value), (value, kept, limit)
+            assert dropped == 0 or len(text) >= limit
+    forged = json.dumps(["\x00refind-cut-0000000000000000:5\x00"])  # a mark in the input is text
+    assert uncut(json.loads(CutStrings(io.BytesIO(forged.encode())).read())[0])[1] == 0

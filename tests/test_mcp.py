@@ -341,7 +341,9 @@ MALFORMED = [
 ]
 
 
-def test_every_malformed_json_rpc_line_gets_an_error_reply(index: Path, tmp_path: Path) -> None:
+def _replies(index: Path, tmp_path: Path, lines: list[str]) -> list[dict[str, Any]]:
+    """Send ``lines`` and then a ping to a real ``refind mcp`` over stdio; every reply, the ping's last
+    (fails when one is missing: the server must answer each line and go on)."""
     import json
 
     server = subprocess.Popen(
@@ -354,7 +356,6 @@ def test_every_malformed_json_rpc_line_gets_an_error_reply(index: Path, tmp_path
     )
     try:
         assert server.stdin is not None and server.stdout is not None
-        lines = [line for line, _, _ in MALFORMED]
         ping = '{"jsonrpc": "2.0", "id": 99, "method": "ping"}'
         server.stdin.write("\n".join([*lines, ping]) + "\n")
         server.stdin.flush()
@@ -367,17 +368,49 @@ def test_every_malformed_json_rpc_line_gets_an_error_reply(index: Path, tmp_path
                 if not line:
                     break
                 replies.append(json.loads(line))
-        assert len(replies) == len(lines) + 1, replies
+        assert len(replies) == len(lines) + 1, (replies, server.poll())
     finally:
         server.kill()
         server.wait(timeout=30)
         for stream in (server.stdin, server.stdout, server.stderr):
             if stream:
                 stream.close()
-    got = [(r.get("id"), r["error"]["code"]) for r in replies[:-1]]
-    assert got == [(rid, code) for _, rid, code in MALFORMED]
-    assert all(r["jsonrpc"] == "2.0" and r["error"]["message"] for r in replies[:-1])
     assert replies[-1]["id"] == 99  # and the server still answers what is well formed
+    return replies[:-1]
+
+
+def test_every_malformed_json_rpc_line_gets_an_error_reply(index: Path, tmp_path: Path) -> None:
+    replies = _replies(index, tmp_path, [line for line, _, _ in MALFORMED])
+    got = [(r.get("id"), r["error"]["code"]) for r in replies]
+    assert got == [(rid, code) for _, rid, code in MALFORMED]
+    assert all(r["jsonrpc"] == "2.0" and r["error"]["message"] for r in replies)
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+DEEP = [
+    ("[" * 1000, None, -32700),  # issue 39: a RecursionError ended the server (exit 3)
+    ('{"a":' * 1000, None, -32700),
+    ("[" * 100_000, None, -32700),
+    (_deep(1000), None, -32700),
+    ('{"jsonrpc": "2.0", "id": 21, "method": "ping", "params": {"a": ' + _deep(5000) + "}}", None, -32700),
+    ('{"jsonrpc": "2.0", "id": 22, "method": "ping", "params": {"a": ' + _deep(300) + "}}", 22, -32600),
+]
+
+
+def test_a_line_nested_however_deep_gets_an_error_reply_and_the_server_goes_on(
+    index: Path, tmp_path: Path
+) -> None:
+    """docs/mcp.md: every unreadable line gets a JSON-RPC error, nested 300 or 100,000 levels deep; a
+    deep but readable request (150 levels) gets its answer."""
+    readable = '{"jsonrpc": "2.0", "id": 23, "method": "ping", "params": {"a": ' + _deep(150) + "}}"
+    replies = _replies(index, tmp_path, [line for line, _, _ in DEEP] + [readable])
+    got = [(r.get("id"), r["error"]["code"]) for r in replies[:-1]]
+    assert got == [(rid, code) for _, rid, code in DEEP]
+    assert all("deep" in r["error"]["message"] for r in replies[:5]), replies
+    assert replies[-1]["id"] == 23 and ("result" in replies[-1] or "error" in replies[-1])
 
 
 def test_the_docs_sdk_client_example_passes_the_index_by_env_or_data(index: Path, tmp_path: Path) -> None:

@@ -8,11 +8,13 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -64,11 +66,17 @@ def _build(index: Path) -> None:
 
 
 class UI:
-    def __init__(self, proc: subprocess.Popen[str], port: int, log: Path) -> None:
-        self.proc, self.url, self.log = proc, f"http://127.0.0.1:{port}", log
+    """A running page; ``get`` sends the cookie its printed link sets (``?token=``)."""
+
+    def __init__(self, proc: subprocess.Popen[str], printed: str, log: Path) -> None:
+        parts = urlsplit(printed)
+        self.proc, self.log = proc, log
+        self.url, self.port = f"http://127.0.0.1:{parts.port}", parts.port
+        self.token = parse_qs(parts.query)["token"][0]
+        self.cookies = {f"refind-ui-{parts.port}": self.token}
 
     def get(self, path: str, **kwargs: object) -> httpx.Response:
-        return httpx.get(self.url + path, timeout=60.0, **kwargs)  # type: ignore[arg-type]
+        return httpx.get(self.url + path, timeout=60.0, cookies=self.cookies, **kwargs)  # type: ignore[arg-type]
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -91,7 +99,7 @@ def _start(
     fh.close()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        found = re.search(r"at (http://\S+/) ", log.read_text())
+        found = re.search(r"at (http://\S+) \(Ctrl-C", log.read_text())
         if found:
             return proc, found.group(1), log
         if proc.poll() is not None:
@@ -121,8 +129,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ui(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
     tmp = tmp_path_factory.mktemp("ui-run")
     proc, url, log = _start(["--data", str(index), "ui", "--user", "maya", "--port", "0"], tmp)
-    port = int(url.rstrip("/").rsplit(":", 1)[1])
-    yield UI(proc, port, log)
+    yield UI(proc, url, log)
     assert _stop(proc) in (0, 130), log.read_text()
 
 
@@ -166,7 +173,7 @@ def test_bad_input_is_a_page_that_says_so_with_a_4xx(ui: UI) -> None:
         assert page.headers["content-type"].startswith("text/html"), path
         assert words in page.text, (path, page.text[:2000])
         assert "Traceback" not in page.text
-    assert httpx.post(ui.url + "/", timeout=30).status_code == 405
+    assert httpx.post(ui.url + "/", timeout=30, cookies=ui.cookies).status_code == 405
     rebound = ui.get("/", headers={"Host": "attacker.example"})  # DNS rebinding: not a loopback name
     assert rebound.status_code == 400 and "loopback" in rebound.text
 
@@ -206,13 +213,105 @@ def test_a_host_off_loopback_is_refused_unless_allowed(index: Path) -> None:
     assert missing.exit_code == EXIT_ERROR and len(missing.output.strip().splitlines()) == 1
 
 
+def test_a_host_header_that_is_not_host_and_port_is_refused(ui: UI) -> None:
+    """Issue 39: the Host check took ``[::1]evil.com`` for the loopback ``::1``."""
+    for host in ("[::1]evil.com", "[::1]:80evil.com", "127.0.0.1:80:80", "127.0.0.1@evil.com", "[evil.com]"):
+        page = ui.get("/", headers={"Host": host})
+        assert page.status_code == 400 and "loopback" in page.text, (host, page.status_code)
+    for host in (f"127.0.0.1:{ui.port}", f"[::1]:{ui.port}", "localhost", "[::1]"):
+        assert ui.get("/", headers={"Host": host}).status_code == 200, host
+
+
+def test_without_this_starts_secret_nothing_is_read(ui: UI) -> None:
+    """Issue 39: any local account read the history. The printed link's token sets the cookie; a
+    request with neither, with a wrong token or another port's cookie gets 403 and nothing stored."""
+    for path in ("/", "/search?q=zanzibar", f"/session/{HOSTILE}", "/nowhere"):
+        bare = httpx.get(ui.url + path, timeout=60)
+        assert bare.status_code == 403 and "zanzibar" not in bare.text.lower(), (path, bare.text[:300])
+        assert "token" in bare.text and "Lisbon" not in bare.text
+    wrong = httpx.get(ui.url + "/search", params={"q": "zanzibar", "token": "x" + ui.token}, timeout=60)
+    assert wrong.status_code == 403 and "zanzibar" not in wrong.text.lower()
+    other_port = httpx.get(ui.url + "/", cookies={"refind-ui-1": ui.token}, timeout=60)
+    assert other_port.status_code == 403
+    first = httpx.get(ui.url + "/search", params={"q": "zanzibar", "token": ui.token}, timeout=60)
+    assert first.status_code == 200 and "zanzibar plan" in re.sub(r"</?mark>", "", first.text)  # highlighted
+    cookie = first.headers["set-cookie"]
+    assert (
+        f"refind-ui-{ui.port}={ui.token}" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    )
+    assert httpx.get(ui.url + "/style.css", timeout=60).status_code == 200  # no secret in a style sheet
+
+
+def test_another_account_on_this_machine_cannot_read_the_page(ui: UI) -> None:
+    """The trial of issue 39: another uid fetched /search?q=kayak and got the owner's messages."""
+    if os.getuid() != 0:
+        pytest.skip("acting as another user needs root")
+    probe = (
+        "import encodings.idna, os, socket, sys\n"  # imported before the files become unreadable
+        "os.setgid(65534); os.setuid(65534)\n"
+        "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=60)\n"
+        "s.sendall(b'GET /search?q=zanzibar HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n')\n"
+        "print(b''.join(iter(lambda: s.recv(65536), b'')).decode())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(ui.port)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("HTTP/1.1 403 "), done.stdout[:500]
+    assert "zanzibar plan" not in done.stdout
+    assert ui.token not in Path(f"/proc/{ui.proc.pid}/cmdline").read_text()  # not in the process list
+
+
+def test_no_token_serves_without_a_secret(index: Path, tmp_path: Path) -> None:
+    proc, url, log = _start(
+        ["--data", str(index), "ui", "--user", "maya", "--port", "0", "--no-token"], tmp_path
+    )
+    try:
+        assert "token" not in url
+        page = httpx.get(url + "search", params={"q": "zanzibar"}, timeout=60)
+        assert page.status_code == 200 and "zanzibar plan" in re.sub(r"</?mark>", "", page.text)
+    finally:
+        assert _stop(proc) in (0, 130), log.read_text()
+
+
+def test_connections_that_never_finish_their_headers_are_closed(ui: UI) -> None:
+    """Issue 39: the page had no header timeout (19,990 half-sent requests made every GET fail until they
+    were released). Each is now answered 408 and closed after the deadline (10 s), and a GET meanwhile
+    is served."""
+    host, port = "127.0.0.1", ui.port
+    half = []
+    try:
+        for _ in range(200):
+            s = socket.create_connection((host, port), timeout=30)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            half.append(s)
+        silent = [socket.create_connection((host, port), timeout=30) for _ in range(20)]
+        half += silent
+        assert ui.get("/").status_code == 200
+        started = time.monotonic()
+        for s in half:
+            s.settimeout(max(1.0, 25 - (time.monotonic() - started)))
+            try:
+                data = s.recv(65536)
+            except TimeoutError:
+                pytest.fail(f"a half-sent request still open after {time.monotonic() - started:.0f} s")
+            except ConnectionResetError:
+                data = b""
+            assert data == b"" or data.startswith(b"HTTP/1.1 408 "), data[:100]
+        assert time.monotonic() - started < 25
+    finally:
+        for s in half:
+            s.close()
+    assert ui.get("/").status_code == 200
+
+
 # ---------------------------------------------------------------------------------------------- in Chromium
 
 
 def test_search_and_open_a_session_in_a_real_browser(ui: UI) -> None:
     with browser() as context:
         page = context.new_page()
-        page.goto(ui.url + "/")
+        page.goto(f"{ui.url}/?token={ui.token}")  # the link refind ui prints: it sets the cookie
         assert page.title() == "maya's sessions · refind"
         page.fill("input[name=q]", "what did the vet give Pixel?")
         page.press("input[name=q]", "Enter")
@@ -259,7 +358,7 @@ def test_the_page_separates_highlights_filters_and_orders_in_a_real_browser(ui: 
     first message; a start of a session id opens the session."""
     with browser() as context:
         page = context.new_page()
-        page.goto(ui.url + "/")
+        page.goto(f"{ui.url}/?token={ui.token}")  # the link refind ui prints: it sets the cookie
         derived = page.locator('tr[data-session="2024-01-07"] .derived')
         assert derived.inner_text().startswith("“Happy new year! I want to get more organised")
         code_row = page.locator(f'tr[data-session="{CODE_MAIN}"]')
@@ -345,7 +444,8 @@ def test_the_page_shows_dates_in_the_zone_given(index: Path, tmp_path: Path) -> 
         ["--data", str(index), "--tz", "America/Los_Angeles", "ui", "--user", "maya", "--port", "0"], tmp_path
     )
     try:
-        page = httpx.get(url + "session/" + CODE_MAIN, timeout=60).text
+        base, _, token = url.partition("?")  # the printed link carries this start's secret
+        page = httpx.get(f"{base}session/{CODE_MAIN}?{token}", timeout=60).text
         assert "Fri 20 Jun 2025, 02:00–02:" in page and "2025-06-20 02:00 PDT" in page, page[:3000]
     finally:
         assert _stop(proc) in (0, 130), log.read_text()
@@ -393,4 +493,10 @@ def test_the_page_uses_only_the_public_facade() -> None:
         for line in p.read_text(encoding="utf-8").splitlines()
         if line.strip().startswith(("import ", "from ")) and "refind" in line
     ]
-    assert imports and set(imports) <= {"import refind", "from refind.ui import _pages"}, imports
+    allowed = {
+        "import refind",
+        "from refind.ui import _pages",
+        # the header deadline of refind serve's HTTP protocol (the same part: refind/server and refind/ui)
+        "from refind.server._protocol import protocol_class",
+    }
+    assert imports and set(imports) <= allowed, imports

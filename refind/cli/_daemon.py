@@ -2,7 +2,8 @@
 
 A reading command first asks the index's daemon over a Unix socket; when none answers it starts one detached
 (``python -m refind.cli daemon run``), waits for it and asks again. The daemon holds the index open read-only
-(never the write lock), runs one request at a time, refreshes its reader before each (a finished import is
+(never the write lock), reads each connection in a thread of its own with a deadline (a client that sends
+nothing holds no other), runs one request at a time, refreshes its reader before each (a finished import is
 always seen), and exits after ``$REFIND_DAEMON_IDLE`` seconds without a request (default 300), on
 ``refind daemon stop``, or when its index or socket goes away. Whenever the daemon cannot be reached, cannot
 start or fails in a way that is not a refind error, the command runs in-process as before: correct output wins
@@ -30,10 +31,12 @@ import hashlib
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,6 +51,7 @@ PROTOCOL = 1
 MAX_REQUEST = 1 << 20  # bytes of one request
 MAX_REPLY = 1 << 30
 REQUEST_SECONDS = 5.0  # to send a whole request once connected
+MAX_CONNECTIONS = 32  # read at once; more are refused (their command runs in-process)
 START_SECONDS = 60.0  # a daemon's JVM start and index open, on a loaded machine
 REPLY_SECONDS = 120.0
 _TICK = 5.0
@@ -316,16 +320,25 @@ def _identity(index: Path) -> tuple[int, int, int]:
 
 
 def _read_request(conn: socket.socket) -> Payload:
-    conn.settimeout(REQUEST_SECONDS)
+    """One request, whole within :data:`REQUEST_SECONDS` of the connection (each wait for data is cut to
+    what is left of that time: a client that sends nothing, or a byte now and then, is refused in time)."""
     deadline = time.monotonic() + REQUEST_SECONDS
     chunks, size = [], 0
-    while chunk := conn.recv(1 << 16):
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Refused("request too slow")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(1 << 16)
+        except TimeoutError:
+            raise _Refused(f"the request did not arrive within {REQUEST_SECONDS:g} s") from None
+        if not chunk:
+            break
         chunks.append(chunk)
         size += len(chunk)
         if size > MAX_REQUEST:
             raise _Refused(f"request larger than {MAX_REQUEST} bytes")
-        if time.monotonic() > deadline:
-            raise _Refused("request too slow")
     request = json.loads(b"".join(chunks) or b"null")
     if not isinstance(request, dict) or request.get("v") != PROTOCOL:
         raise _Refused("not a request of this protocol")
@@ -342,12 +355,111 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
+class _Server:
+    """The daemon's state across its connections: each connection is read in a thread of its own (so a
+    client that sends nothing holds only its own), and the requests then run one at a time."""
+
+    def __init__(self, index: Path, idle: float, wake: int) -> None:
+        import refind
+
+        self.index = index
+        self.idle = idle
+        self.mem: refind.Memory | None = refind.Memory(index, read_only=True)
+        self.identity = _identity(index)
+        self.compute = threading.Lock()  # one request runs at a time (and only one reopens the index)
+        self.state = threading.Lock()
+        self.active = 0
+        self.last = time.monotonic()
+        self.code: int | None = None  # set: the daemon exits with it
+        self._wake = wake
+
+    def idle_for(self) -> float:
+        with self.state:
+            return 0.0 if self.active else time.monotonic() - self.last
+
+    def finish(self, code: int) -> None:
+        with self.state:
+            if self.code is None:
+                self.code = code
+        with contextlib.suppress(OSError):
+            os.write(self._wake, b"x")
+
+    def admit(self) -> bool:
+        with self.state:
+            if self.active >= MAX_CONNECTIONS:
+                return False
+            self.active += 1
+            self.last = time.monotonic()
+            return True
+
+    def handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                self._handle(conn)
+        finally:
+            with self.state:
+                self.active -= 1
+                self.last = time.monotonic()
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            if not _same_user(conn):
+                return
+            request = _read_request(conn)
+        except (OSError, ValueError, _Refused) as exc:
+            _send(conn, {"fail": str(exc)})
+            return
+        name = request.get("op")
+        if name == "stop":
+            _send(conn, {"ok": {}})
+            self.finish(0)
+            return
+        if name == "status":
+            _send(conn, {"ok": {"index": str(self.index), "pid": os.getpid(), "idle": round(self.idle, 1)}})
+            return
+        with self.compute:
+            reply = self._run(request)
+        _send(conn, reply)
+
+    def _run(self, request: Payload) -> Payload:
+        import refind
+
+        name = request.get("op")
+        try:
+            if request.get("index") != str(self.index):
+                raise _Refused(f"this daemon serves {self.index} only")
+            if self.mem is None or _identity(self.index) != self.identity:  # replaced: open it afresh
+                if self.mem is not None:
+                    self.mem.close()
+                self.mem = None
+                self.mem = refind.Memory(self.index, read_only=True)
+                self.identity = _identity(self.index)
+            fn, params = OPS.get(str(name)), request.get("params")
+            if fn is None or not isinstance(params, dict):
+                raise _Refused(f"unknown request {name!r}")
+            with _captured() as logs:
+                try:
+                    reply: Payload = {"ok": fn(self.mem, **params)}
+                except refind.RefindError as exc:
+                    reply = {"error": str(exc)}
+            reply["logs"] = logs.records
+        except Exception as exc:  # not refind's to say: the client runs the command itself
+            reply = {"fail": f"{type(exc).__name__}: {exc}"}
+            if self.mem is None:
+                self.finish(1)
+        return reply
+
+
+def _send(conn: socket.socket, reply: Payload) -> None:
+    with contextlib.suppress(OSError):
+        conn.settimeout(REPLY_SECONDS)
+        conn.sendall(json.dumps(reply, ensure_ascii=False).encode())
+
+
 def serve(index: Path, sock_path: Path, idle: float | None = None) -> int:
     """Run ``index``'s daemon on ``sock_path`` until idle, stopped, or its index or socket is gone (an exit
     code: 0, or 1 when it could not start)."""
     import fcntl
-
-    import refind
 
     if idle is None:
         try:
@@ -370,75 +482,41 @@ def serve(index: Path, sock_path: Path, idle: float | None = None) -> int:
     os.chmod(sock_path, 0o600)
     bound = sock_path.stat().st_ino
     server.listen(16)
-    mem: refind.Memory | None = None
+    wake_r, wake_w = os.pipe()
+    daemon: _Server | None = None
     try:
         try:
-            mem = refind.Memory(index, read_only=True)
-            identity = _identity(index)
+            daemon = _Server(index, idle, wake_w)
         except Exception as exc:
             print(f"refind daemon: cannot open {index}: {exc}", file=sys.stderr)
             return 1
-        last = time.monotonic()
-        server.settimeout(min(_TICK, idle))
-        while True:
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
+        while daemon.code is None:
+            ready, _, _ = select.select([server.fileno(), wake_r], [], [], min(_TICK, idle))
+            if server.fileno() not in ready:
                 try:
                     ours = sock_path.stat().st_ino == bound
                 except OSError:
                     ours = False
-                if not ours or time.monotonic() - last >= idle or not index.is_dir():
+                if not ours or daemon.idle_for() >= idle or not index.is_dir():
                     return 0
                 continue
-            with conn:
-                last = time.monotonic()
-                try:
-                    if not _same_user(conn):
-                        continue
-                    request = _read_request(conn)
-                except (OSError, ValueError, _Refused) as exc:
-                    with contextlib.suppress(OSError):
-                        conn.sendall(json.dumps({"fail": str(exc)}).encode())
-                    continue
-                name = request.get("op")
-                if name == "stop":
-                    conn.sendall(b'{"ok": {}}')
-                    return 0
-                if name == "status":
-                    status = {"index": str(index), "pid": os.getpid(), "idle": round(idle, 1)}
-                    conn.sendall(json.dumps({"ok": status}).encode())
-                    continue
-                try:
-                    if request.get("index") != str(index):
-                        raise _Refused(f"this daemon serves {index} only")
-                    if _identity(index) != identity:  # replaced or reformatted: open it afresh
-                        mem.close()
-                        mem = None
-                        mem = refind.Memory(index, read_only=True)
-                        identity = _identity(index)
-                    fn, params = OPS.get(str(name)), request.get("params")
-                    if fn is None or not isinstance(params, dict):
-                        raise _Refused(f"unknown request {name!r}")
-                    with _captured() as logs:
-                        try:
-                            reply: Payload = {"ok": fn(mem, **params)}
-                        except refind.RefindError as exc:
-                            reply = {"error": str(exc)}
-                    reply["logs"] = logs.records
-                except Exception as exc:  # not refind's to say: the client runs the command itself
-                    reply = {"fail": f"{type(exc).__name__}: {exc}"}
-                    if mem is None:
-                        return 1
-                with contextlib.suppress(OSError):
-                    conn.sendall(json.dumps(reply, ensure_ascii=False).encode())
-                last = time.monotonic()
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            if not daemon.admit():
+                with conn:
+                    _send(conn, {"fail": f"busy: {MAX_CONNECTIONS} connections at once"})
+                continue
+            threading.Thread(target=daemon.handle, args=(conn,), name="refind-daemon", daemon=True).start()
+        return daemon.code
     finally:
         with contextlib.suppress(OSError):
             if sock_path.stat().st_ino == bound:
                 sock_path.unlink()
         server.close()
-        if mem is not None:
+        if daemon is not None and daemon.mem is not None:
             with contextlib.suppress(Exception):
-                mem.close()
-        os.close(lock_fd)
+                daemon.mem.close()
+        for fd in (wake_r, wake_w, lock_fd):
+            os.close(fd)

@@ -25,6 +25,7 @@ from refind.cli._terminal import (
     _one_line,
     _plural,
     err,
+    json_text,
     out,
 )
 from refind.loaders import DEFAULT_USER, FORMATS
@@ -207,7 +208,7 @@ def _print_import(summary: Any, as_json: bool, *, brief: bool = False, one_line:
     """One import's summary (a refind.loaders.ImportSummary): a table, one line per later --watch pass, or JSON
     (one line per pass with --watch)."""
     if as_json:
-        click.echo(summary.model_dump_json(indent=None if one_line else 2))
+        click.echo(json_text(summary.model_dump_json(indent=None if one_line else 2)))
         return
     if brief:
         when = datetime.now().strftime("%H:%M:%S")

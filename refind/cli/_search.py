@@ -29,6 +29,7 @@ from refind.cli._terminal import (
     _print_header,
     _print_trace,
     err,
+    json_text,
 )
 
 # ---------------------------------------------------------------------------------------------- search
@@ -155,7 +156,7 @@ def search(
             )
         )
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        click.echo(json_text(result.model_dump_json(indent=2)))
         return
     zone = _zone(ctx)
     _print_header(result, tokens, tz=zone)

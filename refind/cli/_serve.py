@@ -73,6 +73,13 @@ from refind.cli._app import (
     help="Largest request body; bigger ones get 413. Default: 8388608 (8 MiB).",
 )
 @click.option(
+    "--max-body-bytes-in-flight",
+    type=int,
+    default=None,
+    help="Bytes of request bodies held at once, across connections; a body beyond it is read, dropped and "
+    "answered 503 with Retry-After. Default: 67108864 (64 MiB), and never less than the largest body.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]),
     default="info",
@@ -137,6 +144,7 @@ def serve(
     retention_days: float | None,
     retention_interval: float,
     max_body_bytes: int | None,
+    max_body_bytes_in_flight: int | None,
     log_level: str,
     threads: int,
     max_in_flight: int | None,
@@ -173,6 +181,7 @@ def serve(
         "log_level": log_level,
         "threads": threads,
         "max_in_flight": max_in_flight,
+        "max_body_bytes_in_flight": max_body_bytes_in_flight,
         "read_timeout_s": read_timeout,
         "search_workers": search_workers,
         "warm_up_s": warm_up_s,

@@ -28,7 +28,7 @@ from refind.cli._app import (
     _zone,
     main,
 )
-from refind.cli._terminal import _plural, err, out
+from refind.cli._terminal import _plural, err, json_text, out
 
 _USER_HELP = "Whose sessions (imports of personal histories use 'me')."
 
@@ -142,7 +142,7 @@ def sessions(
     rows = rows[:limit]
     if as_json:
         for r in rows:
-            click.echo(r.model_dump_json())
+            click.echo(json_text(r.model_dump_json()))
     elif not rows:
         out.print("No sessions." if offset == 0 else f"No sessions after the first {offset}.")
     else:
@@ -221,7 +221,7 @@ def show(
     zone = _zone(ctx)
     if as_json:
         body = {"session": info.model_dump(), "turns": [t.model_dump(exclude={"score"}) for t in turns]}
-        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        click.echo(json_text(json.dumps(body, ensure_ascii=False, indent=2)))
     else:
         title = Text(_title(info.title, info.title_derived) or session, style="bold")
         out.print(title)
@@ -321,7 +321,7 @@ def export(
             chunks = (json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         if output is None:
             try:
-                n = _write(chunks, sys.stdout.write)
+                n = _write(chunks, lambda line: sys.stdout.write(json_text(line) if fmt != "md" else line))
                 sys.stdout.flush()
             except BrokenPipeError:  # `refind export | head`: the reader had enough
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

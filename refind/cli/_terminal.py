@@ -1,26 +1,57 @@
 """Terminal output, the one room that owns rich: the consoles, library log lines on stderr, and how a
-search result (header, evidence blocks, trace) is drawn."""
+search result (header, evidence blocks, trace) is drawn.
+
+Nothing stored writes to the terminal: the consoles show every control character of the text they print
+(C0 but tab and newline, DEL, C1: an escape sequence in a message) written out as ``\\x1b``; JSON printed
+for ``--json`` and ``export`` keeps the text exact, with DEL and C1 as ``\\u`` escapes too (JSON escapes C0)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import tzinfo
 
 import click
 from rich import box
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 import refind
 
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))}
+_JSON_CONTROL = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0))}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters but tab and newline written out (``\\x1b``, ``\\x9b``)."""
+    return text.translate(_CONTROL)
+
+
+def json_text(text: str) -> str:
+    """JSON text with DEL and the C1 controls as ``\\u`` escapes (JSON escapes C0 itself): the same value,
+    nothing a terminal acts on."""
+    return text.translate(_JSON_CONTROL)
+
+
+class _Console(Console):
+    """A rich console that writes the control characters of what it prints as ``\\x1b`` (its own styles
+    and control codes are segments of their own and go out as they are)."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(visible(segment.text), segment.style)
+            for segment in buffer
+        )
+
+
+out = _Console(highlight=False, soft_wrap=False)
+err = _Console(stderr=True, highlight=False)
 
 
 def _one_line(text: str, limit: int = 500) -> str:
-    line = " ".join(text.split())
+    line = visible(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -28,7 +59,7 @@ class _EchoHandler(logging.Handler):
     """Library warnings as ``refind: warning: ...`` lines on the current stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(f"refind: {record.levelname.lower()}: {record.getMessage()}", err=True)
+        click.echo(visible(f"refind: {record.levelname.lower()}: {record.getMessage()}"), err=True)
 
 
 def _setup_logging(verbose: bool) -> None:

@@ -28,8 +28,14 @@ from refind.loaders import DEFAULT_USER
 @click.option(
     "--allow-remote",
     is_flag=True,
-    help="Listen on a --host that is not loopback. The page has no login: anyone who reaches it reads "
-    "the history.",
+    help="Listen on a --host that is not loopback. The page is plain HTTP: anyone who reaches it and sees "
+    "its link reads the history.",
+)
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Serve without this start's secret in the URL: every account on this machine can then read the "
+    "page.",
 )
 @click.option(
     "--port-file",
@@ -46,13 +52,16 @@ def ui(
     host: str,
     port: int,
     allow_remote: bool,
+    no_token: bool,
     port_file: Path | None,
 ) -> None:
     """Browse USER's history in a web browser: search, results grouped by session, a session in full.
 
-    A small server-rendered page (no script) on http://127.0.0.1:8765/ until Ctrl-C. It opens the index
-    read-only, so it works beside `refind serve` and imports. Dates are in `refind --tz`'s zone (default:
-    $TZ, else this machine's). Needs the serve extra: pip install 'refind[serve]'.
+    A small server-rendered page (no script) on http://127.0.0.1:8765/ until Ctrl-C. The URL printed
+    carries a secret made at each start (?token=...; the page then sets a cookie), so another account on
+    this machine cannot read it; --no-token serves without one. It opens the index read-only, so it works
+    beside `refind serve` and imports. Dates are in `refind --tz`'s zone (default: $TZ, else this
+    machine's). Needs the serve extra: pip install 'refind[serve]'.
 
     \b
     Examples:
@@ -67,7 +76,9 @@ def ui(
         raise click.UsageError("give --data or --store, not both")
 
     def ready(url: str) -> None:
-        err.print(Text(f"refind ui: {user}'s history at {url} (Ctrl-C stops)"), highlight=False)
+        err.print(
+            Text(f"refind ui: {user}'s history at {url} (Ctrl-C stops)"), highlight=False, soft_wrap=True
+        )
 
     try:
         run_ui(
@@ -79,6 +90,7 @@ def ui(
             port_file=port_file,
             ready=ready,
             tz=_zone(ctx),
+            token=not no_token,
         )
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)

@@ -17,6 +17,7 @@ import pydantic_core
 from pydantic import ValidationError
 
 from refind.errors import InvalidInput
+from refind.loaders._cut import CutStrings
 from refind.models import Message, SessionLog, to_epoch_ms, validation_message
 
 __all__ = ["DEFAULT_USER", "ImportedSession", "Skipped", "json_list", "loads_json", "read_json"]
@@ -76,15 +77,19 @@ def unreadable(skipped: Counter[str] | None, reason: str, description: str) -> N
 
 def read_json(path: str | Path, member: str | None = None) -> Any:
     """Read a .json or .json.gz file (or ``member`` of a .zip archive), raising InvalidInput with the reason
-    when it is not JSON."""
+    when it is not JSON. What is unpacked (and a file over :data:`STREAM_BYTES`) is read through
+    :class:`~refind.loaders._cut.CutStrings`: a string over a message's limit is cut while it is read."""
     p = Path(path)
     try:
         if member is not None:
             with zipfile.ZipFile(p) as zf, zf.open(member) as fh:
-                raw = fh.read()
+                raw = CutStrings(fh).read()
         elif p.suffix == ".gz":
             with gzip.open(p, "rb") as fh:
-                raw = fh.read()
+                raw = CutStrings(fh).read()
+        elif p.stat().st_size > STREAM_BYTES:
+            with p.open("rb") as fh:
+                raw = CutStrings(fh).read()
         else:
             raw = p.read_bytes()
         return _loads(raw)
@@ -122,7 +127,7 @@ def _json_size(p: Path, member: str | None) -> int:
 def json_list(path: str | Path, member: str | None, expected: str, key: str | None = None) -> Iterator[Any]:
     """The items of a JSON list in ``path`` (or ``member`` of a .zip), or of the list under ``key`` of a
     top-level object. Decoded whole when at most :data:`STREAM_BYTES`; larger, streamed item by item
-    (ijson), so only one item is decoded at a time. Raises InvalidInput naming the file and ``expected``
+    (ijson), so only one item is decoded at a time, its strings cut while read (:class:`CutStrings`). Raises InvalidInput naming the file and ``expected``
     when the JSON is not such a list, or is not JSON."""
     p = Path(path)
     where = f"{p}:{member}" if member else str(p)
@@ -139,9 +144,10 @@ def json_list(path: str | Path, member: str | None, expected: str, key: str | No
     with contextlib.ExitStack() as stack:
         try:
             if member is not None:
-                fh: Any = stack.enter_context(stack.enter_context(zipfile.ZipFile(p)).open(member))
+                raw: Any = stack.enter_context(stack.enter_context(zipfile.ZipFile(p)).open(member))
             else:
-                fh = stack.enter_context(p.open("rb"))
+                raw = stack.enter_context(p.open("rb"))
+            fh = CutStrings(raw)  # a string of gigabytes is cut as it streams, never held whole
             head = fh.read(1)
             while head and head in b" \t\r\n":
                 head = fh.read(1)
@@ -288,20 +294,40 @@ def keys_of(value: Any, limit: int = 8) -> str:
     return f"a {type(value).__name__}"
 
 
+class _Offsets:
+    """A binary file read from ``start`` that remembers the offset after the last newline it read."""
+
+    def __init__(self, fh: Any, start: int) -> None:
+        self._fh = fh
+        self.offset = start
+        self.after_newline = start
+
+    def read(self, n: int = -1) -> bytes:
+        data: bytes = self._fh.read(n)
+        newline = data.rfind(b"\n")
+        if newline >= 0:
+            self.after_newline = self.offset + newline + 1
+        self.offset += len(data)
+        return data
+
+
 def read_lines(path: Path, start: int = 0) -> tuple[list[bytes], int]:
     """The complete lines of ``path`` from byte offset ``start`` and the offset just past the last of them.
 
     A last line without its newline counts as complete only when it parses as JSON: a log being written
-    may end in half a line, which the next read picks up whole."""
+    may end in half a line, which the next read picks up whole. The file is read in pieces through
+    :class:`CutStrings`, so a line holding a string of gigabytes is never held whole (the newlines, and so
+    the offsets, are the file's)."""
     try:
         with path.open("rb") as fh:
             fh.seek(start)
-            data = fh.read()
+            read = _Offsets(fh, start)
+            data = CutStrings(read).read()
     except OSError as exc:
         raise InvalidInput(f"{path}: {exc.strerror or exc}") from exc
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the data ends with a newline
-    end = start + len(data) - len(tail)
+    end = read.after_newline
     if tail.strip():
         try:
             loads_json(tail)
@@ -309,7 +335,7 @@ def read_lines(path: Path, start: int = 0) -> tuple[list[bytes], int]:
             pass  # half a line: leave it for the next read
         else:
             lines.append(tail)
-            end = start + len(data)
+            end = read.offset
     return lines, end
 
 

@@ -137,14 +137,22 @@ def _sniff_json(head: str) -> Format | None:
     return None
 
 
+_SNIFF_BYTES = 16 * 1024 * 1024  # of the lines read to tell a line format (one line of gigabytes is not read)
+
+
 def _records(path: Path, limit: int = 20) -> list[object]:
     out: list[object] = []
     opener = gzip.open if path.suffix == ".gz" else open
+    budget = _SNIFF_BYTES
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh):
-                if i > 200 or len(out) >= limit:
+            for _ in range(201):
+                if len(out) >= limit or budget <= 0:
                     break
+                line = fh.readline(budget)
+                if not line:
+                    break
+                budget -= len(line)
                 if line.strip():
                     try:
                         out.append(loads_json(line))

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
 from refind.loaders._base import DEFAULT_USER, Skipped
+from refind.loaders._cut import uncut
 from refind.loaders.chatgpt import iter_chatgpt
 from refind.loaders.claude import iter_claude
 from refind.loaders.claude_code import ClaudeCodeCursor, read_claude_code, session_files
@@ -243,10 +244,12 @@ class _Run:
             return log_
         messages = []
         for i, m in enumerate(log_.messages):
-            n = len(m.content)
+            # a string of the input cut while it was read (refind.loaders._cut) says how long it was
+            text, dropped = uncut(m.content)
+            n = len(text) + dropped
             if n > MAX_MESSAGE_CHARS:
                 mark = f"\n[… cut by refind import: {n - MAX_MESSAGE_CHARS:,} more characters]"
-                m = m.model_copy(update={"content": m.content[: MAX_MESSAGE_CHARS - len(mark)] + mark})
+                m = m.model_copy(update={"content": text[: MAX_MESSAGE_CHARS - len(mark)] + mark})
                 where = getattr(log_, "source", None) or "the input"
                 self.skipped.problem(
                     "cut_messages",

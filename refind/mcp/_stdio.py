@@ -3,7 +3,8 @@
 The SDK's stdio transport drops a line it cannot read without a reply, so a client that sent a malformed
 request with an id waits for ever. Here such a line gets the JSON-RPC error the specification names: -32700
 (parse error) for a line that is not JSON, -32600 (invalid request) for JSON that is not a JSON-RPC message,
-with the request's id when it has one (else ``null``). Valid lines go to the SDK unchanged."""
+with the request's id when it has one (else ``null``); a line nested too deeply to decode (``[[[[...``) is a
+parse error like any other, and the server goes on. Valid lines go to the SDK unchanged."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def line_error(line: str) -> types.JSONRPCError | None:
         value = json.loads(line)
     except ValueError as exc:
         return _error(None, types.PARSE_ERROR, f"Parse error: the line is not JSON ({exc})")
+    except RecursionError:
+        return _error(
+            None,
+            types.PARSE_ERROR,
+            "Parse error: the line is nested too deeply to decode (arrays or objects about 1,000 levels deep)",
+        )
     rid = value.get("id") if isinstance(value, dict) else None
     if isinstance(rid, bool) or not isinstance(rid, str | int):
         rid = None
@@ -86,7 +93,12 @@ class _Checked:
         async for line in self.source:
             if not line.strip():
                 continue
-            error = line_error(line)
+            try:
+                error = line_error(line)
+            except Exception as exc:  # whatever a line does, it gets an answer and the server goes on
+                error = _error(
+                    None, types.PARSE_ERROR, f"Parse error: the line cannot be read ({type(exc).__name__})"
+                )
             if error is None:
                 yield line
                 continue

@@ -140,10 +140,14 @@ def serve(
     port_file: str | os.PathLike[str] | None = None,
     workers: int = 1,
     read_timeout_s: float = 30.0,
+    max_body_bytes_in_flight: int | None = None,
 ) -> None:
     """Serve the index in ``data_dir`` (None: ``$REFIND_DATA`` or the per-user data directory) until
     SIGINT/SIGTERM, with one uvicorn worker and a thread pool of ``threads``. ``read_timeout_s``: a request's
     headers, then its body, must each arrive within that many seconds, else 408 (docs/service.md).
+    ``max_body_bytes_in_flight``: bytes of request bodies held at once across connections (default 64 MiB,
+    at least ``max_body_bytes``); beyond it 503 with ``Retry-After``. With auth on, a request without the
+    key is answered 401 from its headers, before any of its body is read.
 
     ``retention_days`` deletes messages older than that (:meth:`refind.Memory.delete_before`) at startup
     and every ``retention_interval_s`` seconds. ``api_key`` defaults to ``$REFIND_API_KEY`` (prefer it to a command-line flag, which other users can
@@ -171,6 +175,7 @@ def serve(
         search_workers=search_workers,
         warm_up_s=warm_up_s,
         read_timeout_s=read_timeout_s,
+        max_body_bytes_in_flight=max_body_bytes_in_flight,
     )
     _require()
     from refind.memory import Memory

@@ -187,29 +187,48 @@ def _check_retention(memory_type: type, config: ServerConfig) -> None:
         )
 
 
-def _auth(config: ServerConfig) -> Callable[..., Any] | None:
-    """The dependency that checks the API key for ``config.auth`` (None when auth is off)."""
+class _Key:
+    """How ``config.auth`` carries the key, and the check of one header value (constant time)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        assert config.api_key is not None
+        self.key = config.api_key.get_secret_value().encode()
+        if config.auth == "x-api-key":
+            self.header, self.prefix, self.how = "X-Api-Key", None, "X-Api-Key: <key>"
+        else:
+            self.prefix = "Token" if config.auth == "token" else "Bearer"
+            self.header, self.how = "Authorization", f"Authorization: {self.prefix} <key>"
+        self.reason = f"missing or wrong API key; send {self.how}"
+        self.challenge = {"WWW-Authenticate": self.prefix} if self.prefix else None
+
+    def accepts(self, value: str | None) -> bool:
+        given: str | None = value.strip() if value else None
+        if given is not None and self.prefix is not None:
+            word, _, rest = given.partition(" ")
+            given = rest.strip() if word.lower() == self.prefix.lower() else None
+        return given is not None and hmac.compare_digest(given.encode(), self.key)
+
+    def authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        """Whether raw ASGI ``headers`` carry the key (what :class:`Guard` checks before any body)."""
+        name = self.header.lower().encode()
+        values = [v for k, v in headers if k == name]
+        return len(values) == 1 and self.accepts(values[0].decode("latin-1"))
+
+
+def _auth(config: ServerConfig) -> tuple[Callable[..., Any], _Key] | None:
+    """The dependency that checks the API key for ``config.auth`` (it declares the scheme in the OpenAPI
+    schema; :class:`Guard` has checked the same key from the headers before the body), or None when auth
+    is off."""
     if config.auth == "none":
         return None
-    assert config.api_key is not None
-    key = config.api_key.get_secret_value().encode()
-    if config.auth == "x-api-key":
-        header, prefix, how = "X-Api-Key", None, "X-Api-Key: <key>"
-    else:
-        prefix = "Token" if config.auth == "token" else "Bearer"
-        header, how = "Authorization", f"Authorization: {prefix} <key>"
-    scheme = APIKeyHeader(name=header, auto_error=False, scheme_name=config.auth, description=how)
-    challenge = {"WWW-Authenticate": prefix} if prefix else None
+    key = _Key(config)
+    scheme = APIKeyHeader(name=key.header, auto_error=False, scheme_name=config.auth, description=key.how)
 
     async def check(value: str | None = Security(scheme)) -> None:
-        given: str | None = value.strip() if value else None
-        if given is not None and prefix is not None:
-            word, _, rest = given.partition(" ")
-            given = rest.strip() if word.lower() == prefix.lower() else None
-        if given is None or not hmac.compare_digest(given.encode(), key):
-            raise HTTPException(401, {"reason": f"missing or wrong API key; send {how}"}, headers=challenge)
+        if not key.accepts(value):
+            raise HTTPException(401, {"reason": key.reason}, headers=key.challenge)
 
-    return check
+    return check, key
 
 
 def build_app(
@@ -250,7 +269,7 @@ def build_app(
         frozen = settle_heap()  # last: what startup left alive is out of the collector's scans from here
         log.info(
             "refind %s serving %s: auth=%s agent=%s threads=%d search_workers=%d max_in_flight=%d "
-            "max_body_bytes=%d retention_days=%s frozen_objects=%d",
+            "max_body_bytes=%d max_body_bytes_in_flight=%d retention_days=%s frozen_objects=%d",
             refind.__version__,
             where,
             config.auth,
@@ -259,6 +278,7 @@ def build_app(
             runtime.pool.workers if runtime.pool is not None else 0,
             config.in_flight_limit,
             config.max_body_bytes,
+            config.body_bytes_limit,
             config.retention_days,
             frozen,
         )
@@ -331,8 +351,8 @@ def build_app(
 
     # ------------------------------------------------------------------ routes
 
-    check = _auth(config)
-    secured = [Depends(check)] if check is not None else []
+    auth = _auth(config)
+    secured = [Depends(auth[0])] if auth is not None else []
     errors: dict[int | str, dict[str, Any]] = {
         401: _ERROR,
         409: _ERROR,
@@ -419,11 +439,29 @@ def build_app(
         )
     app.add_api_route("/health", health, methods=["GET"], operation_id="health", tags=["health"])
 
+    key = auth[1] if auth is not None else None
     app.add_middleware(
         Guard,
         max_in_flight=config.in_flight_limit,
         max_body_bytes=config.max_body_bytes,
+        max_body_bytes_in_flight=config.body_bytes_limit,
         retry_after_s=config.retry_after_s,
         read_timeout_s=config.read_timeout_s,
+        authorized=key.authorized if key is not None else None,
+        unauthorized=(
+            (key.reason, [(k.lower().encode(), v.encode()) for k, v in (key.challenge or {}).items()])
+            if key is not None
+            else None
+        ),
+        open_paths=frozenset(
+            {
+                "/health",
+                app.openapi_url or "",
+                app.docs_url or "",
+                app.redoc_url or "",
+                app.swagger_ui_oauth2_redirect_url or "",
+            }
+        )
+        - {""},
     )
     return app

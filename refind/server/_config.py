@@ -9,11 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from refind.errors import InvalidInput
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "AuthScheme", "ServerConfig"]
+__all__ = ["DEFAULT_BODY_BYTES_IN_FLIGHT", "DEFAULT_MAX_BODY_BYTES", "AuthScheme", "ServerConfig"]
 
 AuthScheme = Literal["none", "token", "bearer", "x-api-key"]
 AgentName = Literal["heuristic", "llm"]
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024
 _MIN_KEY = 8
 
 
@@ -24,7 +25,9 @@ class ServerConfig(BaseModel):
     ``SecretStr``, so it never shows in a repr, a log line or an error. ``threads`` is the size of the
     thread pool that runs the blocking index calls; ``max_in_flight`` bounds the requests being served or
     queued at once (beyond it: 503 with ``Retry-After``), default ``threads * 4``; a request counts once its
-    body has arrived. ``read_timeout_s``: a request's headers, and then its body, must each arrive within
+    body has arrived. ``max_body_bytes_in_flight`` bounds the bytes of request bodies held at once, across
+    connections (default 64 MiB, at least ``max_body_bytes``): a body that would pass it is read and
+    dropped, then answered 503 with ``Retry-After``. ``read_timeout_s``: a request's headers, and then its body, must each arrive within
     that many seconds (else 408 and the connection is closed).
     ``retention_days`` deletes what was added more than that many days ago, every ``retention_interval_s``.
     ``search_workers`` reader processes run the searches (default one per core, at most 4; 0: in this
@@ -37,6 +40,7 @@ class ServerConfig(BaseModel):
     auth: AuthScheme = "none"
     api_key: SecretStr | None = None
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
+    max_body_bytes_in_flight: int | None = Field(None, ge=1024, le=16 * 1024**3)
     threads: int = Field(16, ge=1, le=512)
     max_in_flight: int | None = Field(None, ge=1, le=100_000)
     retry_after_s: int = Field(1, ge=1, le=3600)
@@ -61,6 +65,22 @@ class ServerConfig(BaseModel):
                     f"the API key must be at least {_MIN_KEY} characters without surrounding spaces"
                 )
         return self
+
+    @model_validator(mode="after")
+    def _room_for_one_body(self) -> ServerConfig:
+        if self.max_body_bytes_in_flight is not None and self.max_body_bytes_in_flight < self.max_body_bytes:
+            raise ValueError(
+                f"max_body_bytes_in_flight ({self.max_body_bytes_in_flight}) must be at least max_body_bytes "
+                f"({self.max_body_bytes}): one whole body must fit"
+            )
+        return self
+
+    @property
+    def body_bytes_limit(self) -> int:
+        """Bytes of request bodies held at once, across connections."""
+        if self.max_body_bytes_in_flight is not None:
+            return self.max_body_bytes_in_flight
+        return max(DEFAULT_BODY_BYTES_IN_FLIGHT, self.max_body_bytes)
 
     @property
     def search_processes(self) -> int:

@@ -6,7 +6,11 @@ holds a connection forever:
   ``{"detail": {"reason": ...}}``;
 - a request's headers must arrive within ``read_timeout_s`` of its first byte (or of the connection's
   opening): otherwise ``408`` in the same shape, and the connection is closed. (The body's own deadline is
-  kept by :class:`refind.server._guard.Guard`.) Between requests uvicorn's keep-alive timeout applies.
+  kept by :class:`refind.server._guard.Guard`.) Between requests uvicorn's keep-alive timeout applies;
+- a request answered before its body was read (a 401, a 413 by ``Content-Length``) has the rest of its
+  body read and dropped by uvicorn, so a client still writing reads its answer rather than a reset; that
+  rest must arrive within ``read_timeout_s`` of the answer, else the connection is closed, and then the
+  keep-alive timeout applies again.
 
 Only the event loop thread touches a protocol object.
 """
@@ -43,6 +47,7 @@ def protocol_class(read_timeout_s: float) -> type[asyncio.Protocol]:
 
     class Protocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _drain_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -81,8 +86,35 @@ def protocol_class(read_timeout_s: float) -> type[asyncio.Protocol]:
             self._disarm()
             super().on_headers_complete()
 
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.cycle is not None and self.cycle.more_body and not self.transport.is_closing():
+                # answered before its body: the rest is dropped as it comes, until the deadline
+                self._drain_timer = self.loop.call_later(read_timeout_s, self._drain_too_slow)
+
+        def _drain_too_slow(self) -> None:
+            self._drain_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def on_message_complete(self) -> None:
+            drained = self._drain_timer is not None
+            if drained:
+                self._drain_timer.cancel()  # type: ignore[union-attr]
+                self._drain_timer = None
+            super().on_message_complete()
+            if drained and not self.transport.is_closing() and not self.pipeline:
+                # the body's bytes cancelled the keep-alive timeout that the answer had set: set it again
+                self._unset_keepalive_if_required()
+                self.timeout_keep_alive_task = self.loop.call_later(
+                    self.timeout_keep_alive, self.timeout_keep_alive_handler
+                )
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()
+                self._drain_timer = None
             super().connection_lost(exc)
 
         def send_400_response(self, msg: str) -> None:

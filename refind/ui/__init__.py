@@ -19,13 +19,22 @@ Content-Security-Policy allows no script. Bad input (an empty query, a page numb
 unknown session or path) is a page that says what was wrong, with a 4xx status, never a 5xx. It listens on
 a loopback address unless ``allow_remote`` is given, and answers only requests addressed to it by a
 loopback name (a web page elsewhere cannot read it through DNS rebinding).
+
+Another account on the same machine reaches loopback too, so each start makes a secret: the URL it prints
+carries it (``?token=...``), the first page read with it sets a cookie, and a request with neither gets 403
+(``token=False``: no secret, as a notebook server's ``--no-token``). A request's headers must arrive within
+``read_timeout_s`` of the connection (else 408 and the connection is closed), and an idle kept-alive
+connection is closed after 5 s, so connections that never finish their headers cannot pile up.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import logging
 import os
+import re
+import secrets
 import socket
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, tzinfo
@@ -39,6 +48,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import refind
+from refind.server._protocol import protocol_class
 from refind.ui import _pages
 
 __all__ = ["build_app", "loopback", "serve"]
@@ -77,11 +87,16 @@ def loopback(host: str) -> bool:
         return False
 
 
-def _host_name(header: str) -> str:
-    """The host of a ``Host`` header, without its port (``[::1]:8000`` -> ``::1``)."""
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+_HOST = re.compile(r"\[(?P<v6>[0-9A-Fa-f:.]+)\](?::[0-9]{1,5})?|(?P<name>[^\s:/@\[\]?#]+)(?::[0-9]{1,5})?")
+
+
+def _host_name(header: str) -> str | None:
+    """The host of a ``Host`` header without its port (``[::1]:8000`` -> ``::1``), or None when the
+    header is not ``host[:port]`` (``[::1]evil.com``)."""
+    found = _HOST.fullmatch(header)
+    if found is None:
+        return None
+    return found.group("v6") or found.group("name")
 
 
 def _int_param(params: Any, name: str, default: int, limit: int) -> int:
@@ -125,13 +140,27 @@ def _day_ms(day: str, tz: tzinfo, *, end: bool = False) -> int:
     return ms - 1 if end else ms
 
 
+TOKEN_PARAM = "token"
+
+
+def _cookie(port: int | None) -> str:
+    """The cookie of the page on ``port`` (cookies do not tell ports apart: one name per port)."""
+    return f"refind-ui-{port or 0}"
+
+
 def build_app(
-    memory: refind.Memory, user_id: str = "me", *, allow_remote: bool = False, tz: tzinfo | None = None
+    memory: refind.Memory,
+    user_id: str = "me",
+    *,
+    allow_remote: bool = False,
+    tz: tzinfo | None = None,
+    token: str | None = None,
 ) -> FastAPI:
     """The FastAPI application of the browsing page over ``memory``, for ``user_id``'s history.
 
     ``allow_remote`` answers requests addressed to any host name (else only to a loopback one). Dates are
-    shown in ``tz`` (default: :func:`refind.time_zone`'s, this machine's)."""
+    shown in ``tz`` (default: :func:`refind.time_zone`'s, this machine's). With ``token``, a request must
+    carry it, as ``?token=`` (which sets the cookie) or in the cookie; else 403."""
     zone = tz if tz is not None else refind.time_zone()
     app = FastAPI(title="refind ui", docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -143,10 +172,31 @@ def build_app(
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Any:
-        host = _host_name(request.headers.get("host", ""))
-        if not allow_remote and not loopback(host):
-            return problem(400, f"this page answers only on a loopback address, not {host[:80]!r}")
-        return await call_next(request)
+        header = request.headers.get("host", "")
+        host = _host_name(header)
+        if host is None or (not allow_remote and not loopback(host)):
+            return problem(400, f"this page answers only on a loopback address, not {header[:80]!r}")
+        if token is None or request.url.path == "/style.css":
+            return await call_next(request)
+        cookie = _cookie(request.scope.get("server", (None, None))[1])
+        given = request.query_params.get(TOKEN_PARAM)
+        held = request.cookies.get(cookie)
+        if given is not None and hmac.compare_digest(given.encode(), token.encode()):
+            response = await call_next(request)
+            response.set_cookie(cookie, token, httponly=True, samesite="strict", path="/")
+            return response
+        if given is None and held is not None and hmac.compare_digest(held.encode(), token.encode()):
+            return await call_next(request)
+        return page(
+            403,
+            _pages.problem_page(
+                403,
+                "this page needs the secret of the link refind ui printed when it started"
+                + (" (this one is not it)" if given is not None else ""),
+                hint="open the URL with ?token=... from the terminal that runs refind ui; it changes each "
+                "time refind ui starts",
+            ),
+        )
 
     @app.exception_handler(_BadRequest)
     async def bad_request(request: Request, exc: _BadRequest) -> HTMLResponse:
@@ -297,19 +347,23 @@ def serve(
     port_file: str | os.PathLike[str] | None = None,
     ready: Callable[[str], object] | None = None,
     tz: tzinfo | None = None,
+    token: bool = True,
+    read_timeout_s: float = 10.0,
 ) -> None:
     """Serve the browsing page of ``user_id``'s history in ``location`` until Ctrl-C or SIGTERM.
 
-    A host that is not loopback is refused unless ``allow_remote`` (the page has no login: anyone who
-    reaches it reads the history). The index is opened read-only. ``port=0`` picks a free port; ``ready``
-    is called with the page's URL once the socket is bound (and the port written to ``port_file``).
-    Dates are shown in ``tz`` (default: this machine's zone, or ``$TZ``)."""
+    A host that is not loopback is refused unless ``allow_remote`` (anyone who reaches the page and holds
+    its secret reads the history). The index is opened read-only. ``port=0`` picks a free port; ``ready``
+    is called with the page's URL once the socket is bound (and the port written to ``port_file``): with
+    ``token`` (the default) the URL carries this start's secret, which every request needs (module
+    docstring). ``read_timeout_s``: a request's headers must arrive within it (else 408, closed). Dates are
+    shown in ``tz`` (default: this machine's zone, or ``$TZ``)."""
     import uvicorn
 
     if not loopback(host) and not allow_remote:
         raise refind.InvalidInput(
-            f"--host {host} is not a loopback address: the page has no login, so anyone who reaches it reads "
-            "the history; use 127.0.0.1 (the default), or add --allow-remote if you mean it",
+            f"--host {host} is not a loopback address: the page is plain HTTP, so anyone who reaches it and "
+            "sees its link reads the history; use 127.0.0.1 (the default), or add --allow-remote if you mean it",
             field="host",
         )
     memory = refind.Memory(location, read_only=True)
@@ -318,11 +372,22 @@ def serve(
         memory.session_info(user_id, "-")  # checks the user id now, not at the first request
         sock = _bind(host, port)
         bound = sock.getsockname()[1]
-        app = build_app(memory, user_id, allow_remote=allow_remote, tz=tz)
+        secret = secrets.token_urlsafe(24) if token else None
+        app = build_app(memory, user_id, allow_remote=allow_remote, tz=tz, token=secret)
         server = uvicorn.Server(
-            uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
+            uvicorn.Config(
+                app,
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                server_header=False,
+                http=protocol_class(read_timeout_s),
+                timeout_keep_alive=5,
+            )
         )
         url = f"http://{f'[{host}]' if ':' in host else host}:{bound}/"
+        if secret is not None:
+            url += f"?{TOKEN_PARAM}={secret}"
         if ready is not None:
             ready(url)
         if port_file is not None:

@@ -255,6 +255,7 @@ def problem_page(status: int, message: str, *, hint: str = "", user: str = "", q
 
 _REASONS = {
     400: "Bad request",
+    403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
     413: "Too large",
