@@ -1,14 +1,15 @@
 """Errors raised by refind.
 
 Every error refind raises derives from :class:`RefindError`, and every message says what to do next.
-Foreign exceptions (Java through pyjnius, pydantic, openai, HTTP) are translated at the boundary with
+Foreign exceptions (Java through JPype, pydantic, openai, HTTP) are translated at the boundary with
 ``raise ... from exc``; no Java stack trace reaches a user.
 
     RefindError
     ├── InvalidInput            bad arguments or records: fix the input (also a ValueError)
     │   └── RequestConflict     the same request_id was used before with a different body
     ├── SetupError              Java 21 or the Anserini jar cannot be found or started
-    │   └── LLMUnavailable      no usable LLM endpoint is configured (key / base URL / openai missing)
+    │   ├── LLMUnavailable      no usable LLM endpoint is configured (key / base URL / openai missing)
+    │   └── EmbedderUnavailable no usable embedding model (the model's package missing, an endpoint failing)
     └── StoreError              the index on disk cannot be used as asked
         ├── IndexLocked         another process holds the index's write lock
         ├── IndexFormatError    the directory is not a refind index, or one of another format
@@ -19,6 +20,7 @@ Foreign exceptions (Java through pyjnius, pydantic, openai, HTTP) are translated
 from __future__ import annotations
 
 __all__ = [
+    "EmbedderUnavailable",
     "IndexFormatError",
     "IndexLocked",
     "InvalidInput",
@@ -62,6 +64,11 @@ class SetupError(RefindError):
 
 class LLMUnavailable(SetupError):
     """No usable LLM endpoint (no key or base URL configured, or the openai package missing)."""
+
+
+class EmbedderUnavailable(SetupError):
+    """No usable embedding model: the default model's package is not installed, or an embeddings endpoint
+    refused or failed; search still runs by words, and the message says how to get meaning back."""
 
 
 class StoreError(RefindError):
