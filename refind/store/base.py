@@ -30,11 +30,18 @@ Rules every engine keeps (and the contract suite checks):
   add that a crash could still undo);
 - request markers and messages written in one batch become durable together;
 - tombstones (the sessions a person deleted, which the write path keeps out of later imports) are durable
-  when :meth:`Writer.add_tombstones` returns and outlive the deletion of the messages.
+  when :meth:`Writer.add_tombstones` returns and outlive the deletion of the messages;
+- vectors (issue 36): every message written enters a durable queue (:meth:`Writer.pending_vectors`) unless
+  its content is unchanged (its token, :func:`content_token`, is the same), in which case it keeps its
+  vector; a vector is written for a message as of its token (:meth:`Writer.write_vectors`) and found only
+  by :meth:`Reader.knn` over its own user's vectors; deletions, retention and replacements remove a
+  message's vector and queue entry with it; the vectors' model is recorded once
+  (:meth:`Writer.use_vector_model`) and another is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,14 +61,19 @@ __all__ = [
     "Expired",
     "Filters",
     "Marker",
+    "PendingVector",
     "Reader",
     "Record",
     "SessionDoc",
     "SessionInfo",
     "SessionState",
     "SessionCounts",
+    "VectorCounts",
+    "VectorRecord",
     "WriteBatch",
     "Writer",
+    "content_token",
+    "model_mismatch",
 ]
 
 ANALYZER_NAME = "colonSplit+standard+cjkWidth+lowercase+cjkBigram+englishPossessive+stop+porterStem"
@@ -75,6 +87,54 @@ def query_bag(terms: Sequence[str]) -> list[tuple[str, int]]:
     keeps the same rule (``Engine.bag``)."""
     counts = Counter(terms)  # insertion-ordered: first occurrence
     return sorted(counts.items(), key=lambda e: -e[1])[:MAX_QUERY_TERMS]
+
+
+def content_token(content: str) -> str:
+    """A message's vector token: a digest of its content (the same content, the same token), so a message
+    replaced by the same text (a re-import of the same export) keeps its vector. The Java engine computes the
+    same (``Engine.token``): the first 32 hex digits of the SHA-256 of the UTF-8 content."""
+    return hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def model_mismatch(where: str, stored: tuple[str, int], given: tuple[str, int]) -> str:
+    """The message of the :class:`~refind.errors.IndexFormatError` raised when a memory whose embedder is
+    ``given`` (name, dimensions) opens an index whose vectors are of another model ``stored``."""
+    (have, have_dims), (want, want_dims) = stored, given
+    return (
+        f"index at {where} holds vectors of model {have!r} ({have_dims} dims); this memory uses {want!r} "
+        f"({want_dims} dims): use {have!r} (REFIND_EMBED_MODEL={have}), or drop the vectors with "
+        "`refind vectors reset` and let them be rebuilt with the new model"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingVector:
+    """A message that awaits its vector: who, which, its content and the token (:func:`content_token`) of
+    that content, which :meth:`Writer.write_vectors` is given back with the vector."""
+
+    user_id: str
+    id: str
+    token: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """A vector for a message, as of the message's ``token`` (unit length, the recorded model's
+    dimensions)."""
+
+    user_id: str
+    id: str
+    token: str
+    vector: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCounts:
+    """Messages with a vector, and messages awaiting one."""
+
+    vectors: int
+    pending: int
 
 
 class AlreadyApplied(Exception):
@@ -343,6 +403,23 @@ class Reader(Protocol):
         (in no particular order)."""
         ...
 
+    def knn(self, user_id: str, vector: Sequence[float], k: int, filters: Filters | None = None) -> list[Hit]:
+        """``user_id``'s messages whose vectors are nearest ``vector`` (cosine, vectors unit length), best
+        first, at most ``k``; the filters (time_from/time_to, session_ids, roles, exclude_ids,
+        exclude_sessions; ``any_terms`` must be None) applied inside the search, before the top k, never
+        another user's vectors, no cross-user statistics. Hits carry id, session_id, turn, timestamp, role
+        and score (the cosine); content ``""`` (as ``query(content=False)``). Messages still awaiting their
+        vector are not found. An index without vectors returns []."""
+        ...
+
+    def vector_counts(self, user_id: str | None = None) -> VectorCounts:
+        """How many of ``user_id``'s messages (or all) have a vector, and how many await one."""
+        ...
+
+    def vector_model(self) -> tuple[str, int] | None:
+        """The model (name, dimensions) the index's vectors are of, or None before any is recorded."""
+        ...
+
 
 @runtime_checkable
 class Writer(Protocol):
@@ -403,6 +480,30 @@ class Writer(Protocol):
     def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
         """Forget the tombstones of ``session_ids`` of ``user_id`` (None: all of the user's), durably on
         return; returns how many there were."""
+        ...
+
+    def pending_vectors(self, limit: int) -> list[PendingVector]:
+        """Up to ``limit`` messages awaiting their vector, oldest write first (a durable queue: what a crash
+        left pending is pending after restart), with their content. As of the last commit."""
+        ...
+
+    def write_vectors(self, vectors: Sequence[VectorRecord]) -> int:
+        """Write vectors (not yet durable nor visible: :meth:`commit` makes them so, as for messages). A
+        vector whose token is no longer its message's (the message was replaced or deleted since it was read
+        from the queue) is skipped: returns how many were written. Each written message leaves the queue.
+        The model must have been recorded (:meth:`use_vector_model`); a vector of other dimensions is an
+        :class:`~refind.errors.InvalidInput`."""
+        ...
+
+    def use_vector_model(self, name: str, dimensions: int) -> None:
+        """Record that this index's vectors are of model ``name`` with ``dimensions``, durably; a no-op when
+        it already records that one; an :class:`~refind.errors.IndexFormatError` naming the fix
+        (:func:`model_mismatch`) when it records another."""
+        ...
+
+    def reset_vectors(self) -> int:
+        """Drop every vector and the recorded model, and queue every message again, durably (``refind
+        vectors reset``: the vectors are rebuilt, by another model if need be). Returns the messages queued."""
         ...
 
 

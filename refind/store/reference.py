@@ -36,17 +36,22 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from refind.config import Settings
-from refind.errors import StoreClosed
+from refind.errors import IndexFormatError, InvalidInput, StoreClosed, StoreError
 from refind.models import Hit
 from refind.store.analysis import analyze as _analyze
 from refind.store.base import (
     Expired,
     Filters,
+    PendingVector,
     Record,
     SessionCounts,
     SessionInfo,
     SessionState,
+    VectorCounts,
+    VectorRecord,
     WriteBatch,
+    content_token,
+    model_mismatch,
     query_bag,
 )
 
@@ -238,6 +243,13 @@ class ReferenceStore:
         self._title_field = _Field()
         self._title_seqs: dict[int, tuple[str, str]] = {}
         self._tombstones: dict[str, dict[str, int]] = {}  # user -> session -> when deleted (epoch ms)
+        # vectors (issue 36): by (user, id), with the token of the content they were made from; the queue
+        # of messages awaiting theirs, in write order (an ordered set); what was written since the last
+        # commit (the token each message will have, None: deleted), for write_vectors' check
+        self._vectors: dict[tuple[str, str], tuple[str, tuple[float, ...]]] = {}
+        self._queue: dict[tuple[str, str], None] = {}
+        self._model: tuple[str, int] | None = None
+        self._written: dict[tuple[str, str], str | None] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -550,6 +562,8 @@ class ReferenceStore:
         with self._lock:
             self._check()
             self._pending.extend(ops)
+            for r in batch.records:
+                self._written[(r.user_id, r.id)] = content_token(r.content)
 
     def commit(self) -> None:
         """Apply everything written so far, in order: visible to the next read."""
@@ -557,6 +571,7 @@ class ReferenceStore:
         with self._lock:
             self._check()
             pending, self._pending = self._pending, []
+            self._written.clear()
             for apply in pending:
                 apply()
 
@@ -597,6 +612,8 @@ class ReferenceStore:
                 left.sort(key=lambda d: d.turn)
                 sessions.append((user, sid, [d.content for d in left]))
             self._pending.append(partial(self._apply_expire, cutoff))
+            for d in old:
+                self._written[(d.user_id, d.id)] = None
             return Expired(removed=len(old), sessions=sessions)
 
     def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
@@ -624,10 +641,121 @@ class ReferenceStore:
                 self._tombstones.pop(user_id, None)
             return len(gone)
 
+    # ------------------------------------------------------------------ vectors (issue 36)
+
+    def knn(self, user_id: str, vector: Sequence[float], k: int, filters: Filters | None = None) -> list[Hit]:
+        """Exact cosine (the dot product of unit vectors) over ``user_id``'s vectors within ``filters``,
+        best first; equal scores in insertion order."""
+        self._check()
+        if filters is not None and filters.any_terms is not None:
+            raise InvalidInput("knn: any_terms is not a filter of a vector search", field="any_terms")
+        if k <= 0:
+            return []
+        query = [float(x) for x in vector]
+        keep = self._filter(filters)
+        with self._lock:
+            self._check()
+            if self._model is not None and len(query) != self._model[1]:
+                raise InvalidInput(
+                    f"knn: a vector of {len(query)} dimensions; this index's vectors have {self._model[1]}",
+                    field="vector",
+                )
+            scored = []
+            for d in self._user_docs(user_id):
+                found = self._vectors.get((user_id, d.id))
+                if found is None or not keep(d):
+                    continue
+                score = _f32(sum(a * b for a, b in zip(found[1], query, strict=True)))
+                scored.append((-score, d.seq))
+            return [self._docs[seq].hit(-neg, False) for neg, seq in heapq.nsmallest(int(k), scored)]
+
+    def vector_counts(self, user_id: str | None = None) -> VectorCounts:
+        self._check()
+        with self._lock:
+            if user_id is None:
+                return VectorCounts(len(self._vectors), len(self._queue))
+            return VectorCounts(
+                sum(1 for u, _ in self._vectors if u == user_id),
+                sum(1 for u, _ in self._queue if u == user_id),
+            )
+
+    def vector_model(self) -> tuple[str, int] | None:
+        self._check()
+        return self._model
+
+    def use_vector_model(self, name: str, dimensions: int) -> None:
+        self._check()
+        with self._lock:
+            if self._model is not None and self._model != (name, int(dimensions)):
+                raise IndexFormatError(model_mismatch(self.location, self._model, (name, int(dimensions))))
+            self._model = (name, int(dimensions))
+
+    def reset_vectors(self) -> int:
+        self._check()
+        with self._lock:
+            self.commit()
+            self._vectors.clear()
+            self._model = None
+            self._queue = {(d.user_id, d.id): None for d in self._docs.values()}
+            return len(self._queue)
+
+    def pending_vectors(self, limit: int) -> list[PendingVector]:
+        self._check()
+        out: list[PendingVector] = []
+        if limit <= 0:
+            return out
+        with self._lock:
+            for user, mid in self._queue:
+                seqs = self._by_key.get((user, mid))
+                if not seqs:
+                    continue
+                content = self._docs[seqs[-1]].content
+                out.append(PendingVector(user, mid, content_token(content), content))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def write_vectors(self, vectors: Sequence[VectorRecord]) -> int:
+        """Buffer the vectors whose token is still their message's (as written so far); applied by
+        :meth:`commit`, where the check is made again in order."""
+        self._check()
+        with self._lock:
+            self._check()
+            if self._model is None:
+                raise StoreError("no vector model recorded for this index: call use_vector_model first")
+            dims = self._model[1]
+            written = 0
+            for v in vectors:
+                if len(v.vector) != dims:
+                    raise InvalidInput(
+                        f"vector of {v.user_id!r}/{v.id!r}: {len(v.vector)} dimensions, the model has {dims}",
+                        field="vector",
+                    )
+                key = (v.user_id, v.id)
+                if key in self._written:
+                    current = self._written[key]
+                else:
+                    seqs = self._by_key.get(key)
+                    current = content_token(self._docs[seqs[-1]].content) if seqs else None
+                if current != v.token:
+                    continue
+                self._pending.append(partial(self._apply_vector, key, v.token, tuple(map(float, v.vector))))
+                written += 1
+            return written
+
+    def _apply_vector(self, key: tuple[str, str], token: str, vector: tuple[float, ...]) -> None:
+        seqs = self._by_key.get(key)
+        if not seqs or content_token(self._docs[seqs[-1]].content) != token:
+            return  # replaced or deleted in between (cannot happen: write_vectors checked in order)
+        self._vectors[key] = (token, vector)
+        self._queue.pop(key, None)
+
     # ------------------------------------------------------------------ applying writes (lock held)
 
     def _remove_doc(self, seq: int) -> None:
         d = self._docs.pop(seq)
+        self._vectors.pop((d.user_id, d.id), None)
+        self._queue.pop((d.user_id, d.id), None)
         self._contents.remove(seq, d.tf)
         seqs = self._by_key[(d.user_id, d.id)]
         seqs.remove(seq)
@@ -640,9 +768,16 @@ class ReferenceStore:
 
     def _apply_record(self, r: Record, added: int, tf: dict[str, int]) -> None:
         key = (r.user_id, r.id)
+        kept = self._vectors.get(key) if r.replace else None
+        if kept is not None and kept[0] != content_token(r.content):
+            kept = None  # new content: a new vector
         if r.replace:
             for old in list(self._by_key.get(key, ())):
                 self._remove_doc(old)
+        if kept is not None:
+            self._vectors[key] = kept
+        else:
+            self._queue[key] = None  # at the end: the newest write
         seq = self._next_seq()
         self._docs[seq] = _Doc(
             seq, r.user_id, r.session_id, r.id, int(r.turn), int(r.timestamp), r.role, r.content,
