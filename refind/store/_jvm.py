@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,12 @@ def java_bytes(data: bytes) -> Any:
     converted character by character, about ten times slower; docs/store.md)."""
     jpype = _jpype()
     return jpype.JArray(jpype.JByte)(data)
+
+
+def java_floats(values: Sequence[float]) -> Any:
+    """``values`` as a Java ``float[]`` (a query vector), in one copy."""
+    jpype = _jpype()
+    return jpype.JArray(jpype.JFloat)([float(v) for v in values])
 
 
 @functools.cache

@@ -26,17 +26,21 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
-from refind.store._jvm import ensure_jvm, java_bytes, java_exception_class, jclass
+from refind.store._jvm import ensure_jvm, java_bytes, java_exception_class, java_floats, jclass
 from refind.store.base import (
     ANALYZER_NAME,
     Expired,
     Filters,
+    PendingVector,
     RoundFound,
     RoundSpec,
     SessionCounts,
     SessionInfo,
     SessionState,
+    VectorCounts,
+    VectorRecord,
     WriteBatch,
+    model_mismatch,
 )
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
@@ -134,6 +138,7 @@ class LuceneStore:
         self._legacy_added: int | None = None  # when an index without add times was upgraded
         self._tombstone_lock = threading.Lock()
         self._memory_tombstones: dict[str, dict[str, int]] = {}  # an in-memory index's
+        self._memory_model: tuple[str, int] | None = None  # an in-memory index's vector model
         if self.path is None and read_only:
             raise InvalidInput("an in-memory store cannot be read-only")
         ensure_jvm(self.settings.jvm_heap, self.settings.anserini_jar)
@@ -150,6 +155,8 @@ class LuceneStore:
             (self.path / _PID_FILE).write_text(str(os.getpid()))
             if isinstance(upgrade_from, int) and upgrade_from in _UPGRADABLE:
                 self._upgrade(upgrade_from)
+            if self._meta is not None and "vectors" not in self._meta:
+                self._queue_for_vectors()
             self._write_meta()
 
     # ------------------------------------------------------------------ opening
@@ -253,10 +260,30 @@ class LuceneStore:
             self.path, old, self._format(), n, time.perf_counter() - started,
         )  # fmt: skip
 
-    def _write_meta(self) -> None:
+    def _queue_for_vectors(self) -> None:
+        """An index written before vectors: queue every message for the embedding worker, so it gets its
+        vectors without a re-import (``refind stats`` shows them filling in)."""
+        started = time.perf_counter()
+        with self._java("queueing messages for vectors"):
+            n = int(self._engine.queueAll(False))
+            self._engine.commit()
+        log.info(
+            "queued the %d messages of the index at %s for their vectors (%.1f s); the embedding worker "
+            "fills them in", n, self.path, time.perf_counter() - started,
+        )  # fmt: skip
+
+    def _write_meta(self, vectors: dict[str, Any] | None = None) -> None:
+        """Write ``refind.json`` when the format or the vectors' record (``vectors``: the model's name and
+        dimensions, or ``{}`` before any) changes, atomically."""
         assert self.path is not None
         fmt = self._format()
-        if self._meta is not None and self._meta.get("format") == fmt:
+        if vectors is None:
+            vectors = (self._meta or {}).get("vectors", {})
+        if (
+            self._meta is not None
+            and self._meta.get("format") == fmt
+            and self._meta.get("vectors") == vectors
+        ):
             return
         meta: dict[str, Any] = {
             **(self._meta or {}),
@@ -265,10 +292,14 @@ class LuceneStore:
             "lucene_version": str(jclass("io.refind.lucene.Engine").luceneVersion()),
             "analyzer": ANALYZER_NAME,
             "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
+            "vectors": vectors,
         }
         meta_path = self.path / _META_FILE
         tmp = meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+        with tmp.open("w") as fh:
+            fh.write(json.dumps(meta, indent=2) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, meta_path)
         self._meta = meta
 
@@ -451,6 +482,94 @@ class LuceneStore:
         with self._java("search"):
             out = self._reading().sessionSummaries(user_id)
         return [SessionCounts(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
+
+    # ------------------------------------------------------------------ vectors (issue 36)
+
+    def knn(self, user_id: str, vector: Sequence[float], k: int, filters: Filters | None = None) -> list[Hit]:
+        """The nearest of ``user_id``'s vectors (HNSW, the user and filters inside the KNN query:
+        ``Vectors.knn``), best first, scored by cosine."""
+        if filters is not None and filters.any_terms is not None:
+            raise InvalidInput("knn: any_terms is not a filter of a vector search", field="any_terms")
+        model = self.vector_model()
+        if k <= 0 or model is None:
+            return []
+        if len(vector) != model[1]:
+            raise InvalidInput(
+                f"knn: a vector of {len(vector)} dimensions; this index's vectors have {model[1]}",
+                field="vector",
+            )
+        with self._java("search"):
+            out = self._reading().knn(user_id, java_floats(vector), int(k), _filters(filters))
+        return [
+            Hit.trusted(d["id"], d["session_id"], d["turn"], d["ts"], d["role"], None, "", d["score"], None)
+            for d in json.loads(bytes(out))
+        ]
+
+    def vector_counts(self, user_id: str | None = None) -> VectorCounts:
+        with self._java("count"):
+            vectors, pending = json.loads(str(self._reading().vectorCounts(user_id)))
+        return VectorCounts(int(vectors), int(pending))
+
+    def vector_model(self) -> tuple[str, int] | None:
+        if self._closed:
+            raise StoreClosed("the store is closed; open a new Memory")
+        if self.path is None:
+            return self._memory_model
+        record = self._meta.get("vectors", {}) if self._meta is not None else {}
+        if self.read_only:  # the writer may have recorded one since: read the file again
+            with suppress(OSError, ValueError):
+                record = json.loads((self.path / _META_FILE).read_text()).get("vectors", {})
+        name, dims = record.get("model"), record.get("dimensions")
+        return (str(name), int(dims)) if isinstance(name, str) and isinstance(dims, int) else None
+
+    def use_vector_model(self, name: str, dimensions: int) -> None:
+        self._writable()
+        given = (str(name), int(dimensions))
+        stored = self.vector_model()
+        if stored is not None and stored != given:
+            raise IndexFormatError(model_mismatch(self.location, stored, given))
+        if stored is None:
+            self._record_model(given)
+
+    def _record_model(self, model: tuple[str, int] | None) -> None:
+        if self.path is None:
+            self._memory_model = model
+        else:
+            self._write_meta({} if model is None else {"model": model[0], "dimensions": model[1]})
+
+    def reset_vectors(self) -> int:
+        engine = self._writable()
+        with self._java("reset of the vectors"):
+            n = int(engine.queueAll(True))
+            engine.commit()
+        self._record_model(None)
+        return n
+
+    def pending_vectors(self, limit: int) -> list[PendingVector]:
+        engine = self._writable()
+        if limit <= 0:
+            return []
+        with self._java("read of the vector queue"):
+            out = json.loads(bytes(engine.pendingVectors(int(limit))))
+        return [PendingVector(str(u), str(i), str(t), str(c)) for u, i, t, c in out]
+
+    def write_vectors(self, vectors: Sequence[VectorRecord]) -> int:
+        engine = self._writable()
+        model = self.vector_model()
+        if model is None:
+            raise StoreError("no vector model recorded for this index: call use_vector_model first")
+        for v in vectors:
+            if len(v.vector) != model[1]:
+                raise InvalidInput(
+                    f"vector of {v.user_id!r}/{v.id!r}: {len(v.vector)} dimensions, the model has {model[1]}",
+                    field="vector",
+                )
+        if not vectors:
+            return 0
+        body = [[v.user_id, v.id, v.token, [float(x) for x in v.vector]] for v in vectors]
+        data = java_bytes(json.dumps(body).encode("ascii"))
+        with self._java("write of vectors"):
+            return int(engine.writeVectors(data))
 
     # ------------------------------------------------------------------ writing
 

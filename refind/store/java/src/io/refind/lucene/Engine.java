@@ -108,6 +108,7 @@ public final class Engine implements Closeable {
   private final Object writeLock = new Object();
   private final org.apache.lucene.document.FieldType textType;
   private final MessageDoc doc;
+  private final Vectors vectors; // null: read-only over an index from before vectors (none yet)
 
   private Engine(String path, boolean readOnly, float k1, float b, double ramBufferMb, boolean positions)
       throws IOException {
@@ -153,6 +154,22 @@ public final class Engine implements Closeable {
       directory.close();
       throw e;
     }
+    Vectors v = null;
+    try {
+      v = Vectors.open(path == null ? null : Paths.get(path, "vectors"), readOnly);
+    } catch (IOException | RuntimeException e) {
+      manager.close();
+      if (writer != null) {
+        writer.rollback();
+      }
+      directory.close();
+      throw e;
+    }
+    this.vectors = v;
+  }
+
+  static JsonFactory jsonFactory() {
+    return JSON;
   }
 
   /**
@@ -1655,10 +1672,16 @@ public final class Engine implements Closeable {
       for (int i = 0; i < records.size(); i++) {
         JsonNode r = records.get(i);
         doc.fill(r, analyzed[i], added);
-        if (r.get(9).asBoolean(true)) {
+        boolean replace = r.get(9).asBoolean(true);
+        if (replace) {
           writer.updateDocument(new Term("key", r.get(0).asText() + SEP + r.get(2).asText()), doc.doc);
         } else {
           writer.addDocument(doc.doc);
+        }
+        if (vectors != null) {
+          vectors.onMessage(
+              r.get(0).asText(), r.get(2).asText(), r.get(1).asText(), r.get(3).asInt(), r.get(4).asLong(),
+              r.get(5).asText(), Vectors.token(r.get(6).asText()), replace);
         }
       }
       for (JsonNode s : b.path("sessions")) {
@@ -1892,8 +1915,11 @@ public final class Engine implements Closeable {
     synchronized (writeLock) {
       writer.deleteDocuments(messages);
       deleteSession(user, sid);
+      if (vectors != null) {
+        vectors.deleteSession(user, sid);
+      }
+      commit(); // under the lock: no vector of the session is written in between
     }
-    commit();
     return before;
   }
 
@@ -1909,18 +1935,30 @@ public final class Engine implements Closeable {
     writer.updateDocument(new Term("key", key), d);
   }
 
-  /** Makes every write so far durable (fsync) and visible to the next search. */
+  /**
+   * Makes every write so far durable (fsync) and visible to the next search: the vector index first (a
+   * message's queue entry is durable before the message), then the messages.
+   */
   public void commit() throws IOException {
     checkWritable();
     synchronized (writeLock) {
+      if (vectors != null) {
+        vectors.commit();
+      }
       writer.commit();
+      manager.maybeRefreshBlocking(); // under the lock: a vector is checked against what is committed
+      if (vectors != null) {
+        vectors.settled();
+      }
     }
-    manager.maybeRefreshBlocking();
   }
 
   /** Refreshes a read-only engine to the latest commit (a writer's engine is always current). */
   public void refresh() throws IOException {
     manager.maybeRefresh();
+    if (vectors != null) {
+      vectors.refresh();
+    }
   }
 
   /**
@@ -1946,8 +1984,11 @@ public final class Engine implements Closeable {
     b.add(new TermQuery(new Term("s_user", user)), Occur.SHOULD);
     synchronized (writeLock) {
       writer.deleteDocuments(b.build());
+      if (vectors != null) {
+        vectors.deleteUser(user);
+      }
+      commit();
     }
-    commit();
     return before;
   }
 
@@ -1970,6 +2011,7 @@ public final class Engine implements Closeable {
       try {
         int n = searcher.count(messages);
         Map<String, String[]> affected = new LinkedHashMap<>(); // user SEP session -> {user, session}
+        List<String> keys = new ArrayList<>(); // user SEP id: their vectors go with them
         if (n > 0) {
           TopDocs top = searcher.search(messages, n);
           List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
@@ -1977,11 +2019,16 @@ public final class Engine implements Closeable {
             LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
             SortedDocValues u = DocValues.getSorted(leaf.reader(), "user_dv");
             SortedDocValues s = DocValues.getSorted(leaf.reader(), "session_id");
+            BinaryDocValues ids = DocValues.getBinary(leaf.reader(), "id");
             int d = sd.doc - leaf.docBase;
             String user = u.advanceExact(d) ? u.lookupOrd(u.ordValue()).utf8ToString() : "";
             String sid = s.advanceExact(d) ? s.lookupOrd(s.ordValue()).utf8ToString() : "";
             affected.putIfAbsent(user + SEP + sid, new String[] {user, sid});
+            keys.add(user + SEP + (ids.advanceExact(d) ? ids.binaryValue().utf8ToString() : ""));
           }
+        }
+        if (vectors != null) {
+          vectors.deleteKeys(keys);
         }
         try (JsonGenerator g = JSON.createGenerator(out)) {
           g.writeStartObject();
@@ -2120,13 +2167,156 @@ public final class Engine implements Closeable {
   @Override
   public void close() throws IOException {
     try {
-      manager.close();
-      if (writer != null) {
-        writer.close();
+      if (vectors != null) {
+        vectors.close();
       }
     } finally {
-      directory.close();
+      try {
+        manager.close();
+        if (writer != null) {
+          writer.close();
+        }
+      } finally {
+        directory.close();
+      }
     }
+  }
+
+  // ------------------------------------------------------------------------------------------ vectors
+
+  /** Whether this engine has a vector index (a read-only one over an index from before vectors has none). */
+  public boolean hasVectors() {
+    return vectors != null;
+  }
+
+  /** A stored message by key (user SEP id), as of the last commit: [token, session, turn, ts, role, content]. */
+  private static final class Lookup implements Vectors.MessageLookup, Closeable {
+    private final SearcherManager manager;
+    private final IndexSearcher searcher;
+
+    Lookup(SearcherManager manager) throws IOException {
+      this.manager = manager;
+      this.searcher = manager.acquire();
+    }
+
+    boolean stored(String key) {
+      try {
+        return doc(key) != null;
+      } catch (IOException e) {
+        throw unchecked(e);
+      }
+    }
+
+    private Document doc(String key) throws IOException {
+      TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
+      return top.scoreDocs.length == 0 ? null : searcher.storedFields().document(top.scoreDocs[0].doc);
+    }
+
+    @Override
+    public Object[] find(String key) throws IOException {
+      Document d = doc(key);
+      if (d == null || d.get("raw") == null) {
+        return null;
+      }
+      JsonNode raw = MAPPER.readTree(d.get("raw"));
+      String content = raw.get("content").asText();
+      return new Object[] {
+        Vectors.token(content), raw.get("session_id").asText(), raw.get("turn").asInt(), raw.get("ts").asLong(),
+        raw.get("role").asText(), content
+      };
+    }
+
+    @Override
+    public void close() throws IOException {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * The k nearest of {@code user}'s vectors to {@code vector} within {@code filters} (JSON, as {@link
+   * #search} takes them, without any_terms): a JSON list of hits without content, best first.
+   */
+  public byte[] knn(String user, float[] vector, int k, String filters) throws IOException {
+    if (vectors == null || k <= 0) {
+      return EMPTY_LIST.clone();
+    }
+    JsonNode f = filters == null || filters.isEmpty() ? null : MAPPER.readTree(filters);
+    try (Lookup messages = new Lookup(manager)) {
+      return vectors.knn(user, vector, k, f, messages::stored);
+    }
+  }
+
+  /** [vectors, pending] of {@code user} (null: everyone), as a JSON list. */
+  public String vectorCounts(String user) throws IOException {
+    if (vectors == null) {
+      return "[0," + count(user) + "]"; // an index from before vectors: every message awaits one
+    }
+    long[] c = vectors.counts(user);
+    return "[" + c[0] + "," + c[1] + "]";
+  }
+
+  /** Up to {@code limit} messages awaiting their vector, oldest write first: JSON [[user, id, token, content]]. */
+  public byte[] pendingVectors(int limit) throws IOException {
+    checkWritable();
+    synchronized (writeLock) {
+      try (Lookup messages = new Lookup(manager)) {
+        return vectors.pending(limit, messages);
+      }
+    }
+  }
+
+  /** Writes vectors (JSON [[user, id, token, [floats]], ...]; not committed); returns how many were written. */
+  public int writeVectors(byte[] records) throws IOException {
+    checkWritable();
+    JsonNode r = MAPPER.readTree(records);
+    synchronized (writeLock) {
+      try (Lookup messages = new Lookup(manager)) {
+        return vectors.write(r, messages);
+      }
+    }
+  }
+
+  /**
+   * Queues every stored message (not committed): an index written before vectors, or {@code drop} (every
+   * vector deleted first: a new model). Returns how many were queued.
+   */
+  public long queueAll(boolean drop) throws IOException {
+    checkWritable();
+    long n = 0;
+    synchronized (writeLock) {
+      if (drop) {
+        vectors.deleteAll();
+      }
+      IndexSearcher searcher = manager.acquire();
+      try {
+        List<Integer> docs = allDocs(searcher, new TermQuery(new Term("kind", "m")));
+        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+        int leafIndex = -1;
+        SortedDocValues users = null;
+        SortedDocValues sessions = null;
+        BinaryDocValues ids = null;
+        LeafReaderContext leaf = null;
+        for (int global : docs) {
+          int li = ReaderUtil.subIndex(global, leaves);
+          if (li != leafIndex) {
+            leafIndex = li;
+            leaf = leaves.get(li);
+            users = DocValues.getSorted(leaf.reader(), "user_dv");
+            sessions = DocValues.getSorted(leaf.reader(), "session_id");
+            ids = DocValues.getBinary(leaf.reader(), "id");
+          }
+          int d = global - leaf.docBase;
+          String u = users.advanceExact(d) ? users.lookupOrd(users.ordValue()).utf8ToString() : "";
+          String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
+          String id = ids.advanceExact(d) ? ids.binaryValue().utf8ToString() : "";
+          vectors.enqueue(u, id, sid);
+          n++;
+        }
+      } finally {
+        manager.release(searcher);
+      }
+    }
+    return n;
   }
 
   /** Unchecked wrapper, for lambdas. */
