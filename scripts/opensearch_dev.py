@@ -149,6 +149,7 @@ def fetch(cache: Path, maven_repo: str | None = None, force: bool = False) -> di
             ]
             log(f"resolving OpenSearch {opensearch_version()} with Maven into {cache}")
             _run(mvn, "mvn could not resolve the OpenSearch jars (is Maven Central reachable?)")
+            unpack_plugins(lib)
             javac = java_tool("javac")
             assert javac is not None
             _run(
@@ -187,6 +188,20 @@ def fetch(cache: Path, maven_repo: str | None = None, force: bool = False) -> di
             shutil.rmtree(work, ignore_errors=True)
         log(f"fetched {stamp['jars']} jars ({stamp['bytes'] / 1e6:.1f} MB) in {stamp['seconds']} s")
         return stamp
+
+
+def unpack_plugins(lib: Path) -> None:
+    """Plugins published as zips (the k-NN plugin): their jars into ``lib``, the zip removed. A jar already
+    in ``lib`` (the same dependency of OpenSearch itself) is kept as it is."""
+    import zipfile
+
+    for archive in sorted(lib.glob("*.zip")):
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                base = Path(name).name
+                if base.endswith(".jar") and not (lib / base).exists():
+                    (lib / base).write_bytes(z.read(name))
+        archive.unlink()
 
 
 def _run(cmd: list[str], what: str) -> None:

@@ -48,6 +48,7 @@ from refind.store.base import (
 from refind.store.opensearch._reads import Reads, hits, user_term
 from refind.store.opensearch._schema import doc_id, hit_raw, raw
 from refind.store.opensearch._transport import BULK_CHUNK, PAGE, Action, Transport
+from refind.store.opensearch._vectors import Vectors
 
 __all__ = ["Commits"]
 
@@ -99,6 +100,28 @@ class Commits:
         self._checked: set[tuple[str, str]] = set()  # request ids request_marker found unused
         self._seq = 0
         self._token = secrets.token_hex(8)
+        self.vectors: Vectors | None = None  # set by the store: the vector index (queue entries, vectors)
+
+    def buffer_vectors(self, actions: list[Action]) -> None:
+        """Vector writes (:meth:`Vectors.write`), sent by the next commit after what was written before."""
+        with self._lock:
+            self.t.check()
+            if actions:
+                self._pending.ops.append(("vectors", actions))
+
+    def unsettled(self) -> set[tuple[str, str]]:
+        """The (user, id) of the messages written and not yet committed, and of every message when a
+        retention sweep is buffered (which ones it takes is known only when it runs)."""
+        with self._lock:
+            out: set[tuple[str, str]] = set()
+            for kind, value in self._pending.ops:
+                if kind == "batch":
+                    out.update((r.user_id, r.id) for r in value[0].records)
+            return out
+
+    def retention_pending(self) -> bool:
+        with self._lock:
+            return any(kind == "expire" for kind, _ in self._pending.ops)
 
     def _next_seq(self) -> int:
         """Insertion order: microseconds since the epoch, strictly increasing in this process."""
@@ -275,6 +298,11 @@ class Commits:
                 self._send_batches(run)
                 run = []
                 self._expire_now(int(value))
+            elif kind == "vectors":
+                self._send_batches(run)
+                run = []
+                assert self.vectors is not None
+                self.vectors.send_vectors(value, "wait_for")
             else:
                 run.append(value)
         self._send_batches(run)
@@ -397,6 +425,17 @@ class Commits:
                 if info.title is not None:
                     body["title"] = info.title
                 writes.append(({"index": where}, body))
+        if self.vectors is not None and not self.vectors.missing:
+            # the messages' vector documents first (their queue entries): a crash before the messages land
+            # leaves at worst an entry whose message never did, never a message without one
+            queued = self.vectors.queue_actions(
+                [r for batch, _ in run for r in batch.records if (r.user_id, r.session_id) not in raced],
+                added,
+                self._next_seq,
+            )
+            for status, item in self.t.bulk(queued, "false" if big else "wait_for") if queued else []:
+                if status >= 300:
+                    raise StoreError(f"OpenSearch at {self.t.location} refused a vector queue entry: {item}")
         if writes:
             # one request: it waits for the refresh that makes it searchable (and the session documents
             # sent before it). More (``big``: a bulk import's slice): they go two at a time without waiting
@@ -407,7 +446,9 @@ class Commits:
                 if status >= 300:
                     raise StoreError(f"OpenSearch at {self.t.location} refused a message: {item}")
         if big:
-            self.t.refresh(f"{self.index['messages']},{self.index['sessions']},{self.index['infos']}")
+            self.t.refresh(
+                f"{self.index['messages']},{self.index['sessions']},{self.index['infos']},{self.index['vectors']}"
+            )
         done: list[Action] = []
         dropped: list[_Claim] = []
         for batch, claim in run:
@@ -508,7 +549,7 @@ class Commits:
     def delete_user(self, user_id: str) -> int:
         before = self.reads.count(user_id)
         query = {"bool": {"filter": [user_term(user_id)]}}
-        for name in ("messages", "sessions", "infos", "requests"):
+        for name in ("messages", "sessions", "infos", "requests", *self._vector_index()):
             self._delete_matching(name, query, user_id)
         with self._lock:
             self._reads = {k: v for k, v in self._reads.items() if k[0] != user_id}
@@ -518,7 +559,7 @@ class Commits:
         query = {"bool": {"filter": [user_term(user_id), {"term": {"session_id": session_id}}]}}
         kw: dict[str, Any] = {"index": self.index["messages"], "body": {"query": query}, "routing": user_id}
         before = int(self.t.call("count", lambda: self.t.client.count(**kw))["count"])
-        for name in ("messages", "sessions", "infos"):
+        for name in ("messages", "sessions", "infos", *self._vector_index()):
             self._delete_matching(name, query, user_id)
         with self._lock:
             self._reads.pop((user_id, session_id), None)
@@ -575,6 +616,9 @@ class Commits:
                 if status >= 300 and status != 404:
                     raise StoreError(f"OpenSearch at {self.t.location} refused a delete: {item}")
 
+    def _vector_index(self) -> tuple[str, ...]:
+        return ("vectors",) if self.vectors is not None and not self.vectors.missing else ()
+
     def _expire_now(self, cutoff: int) -> None:
-        for name in ("messages", "requests"):
+        for name in ("messages", "requests", *self._vector_index()):
             self._delete_matching(name, {"bool": {"filter": [{"range": {"added": {"lt": cutoff}}}]}}, None)

@@ -117,7 +117,7 @@ class Reads:
             body: dict[str, Any] = {
                 "query": query,
                 "size": page,
-                "sort": [{"seq": "asc"}, {"mid" if name == "messages" else "session_id": "asc"}],
+                "sort": [{"seq": "asc"}, {"mid" if name in ("messages", "vectors") else "session_id": "asc"}],
                 "track_total_hits": False,
                 **extra,
             }

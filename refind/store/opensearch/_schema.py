@@ -4,7 +4,9 @@ shape of each document (its ``_id``, the verbatim ``raw`` JSON, a hit read back 
 Pure: no client. ``{prefix}-messages`` holds one document per message, ``{prefix}-sessions`` one per session
 (its whole text, for session-level BM25; its last turn; the token of the commit that wrote it),
 ``{prefix}-requests`` one request marker per (user, request id), ``{prefix}-tombstones`` one deleted session per
-(user, session) with the time it was deleted (``seq``). Every document is routed by ``user_id``.
+(user, session) with the time it was deleted (``seq``), ``{prefix}-vectors`` one per message: its queue entry
+for a vector, then its vector (:mod:`refind.store.opensearch._vectors`). Every document is routed by
+``user_id``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "hit_raw",
     "index_body",
     "raw",
+    "vector_mapping",
 ]
 
 INDEX_FORMAT = 1
@@ -102,7 +105,25 @@ MAPPINGS: dict[str, dict[str, Any]] = {
         "dynamic": "strict",
         "properties": {"user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}},
     },
+    "vectors": {  # one per message: its queue entry (pending), then its vector ("vector", mapped with the model)
+        "dynamic": "strict",
+        "properties": {
+            "user_id": _KEYWORD, "session_id": _KEYWORD, "id": _KEYWORD, "mid": _KEYWORD, "role": _KEYWORD,
+            "turn": {"type": "integer"}, "ts": {"type": "long"}, "added": {"type": "long"},
+            "seq": {"type": "long"}, "token": _KEYWORD, "pending": {"type": "boolean"},
+        },
+    },
 }  # fmt: skip
+
+
+def vector_mapping(dimensions: int) -> dict[str, Any]:
+    """The ``vector`` field: the k-NN plugin's ``knn_vector`` on its Lucene engine (HNSW in Java, no native
+    library; it filters inside the graph search), cosine."""
+    return {
+        "type": "knn_vector",
+        "dimension": int(dimensions),
+        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+    }
 
 
 def _meta() -> dict[str, Any]:
@@ -121,6 +142,8 @@ def index_body(loc: Location, settings: Settings, mapping: dict[str, Any]) -> di
             "default": {"type": "BM25", "k1": float(settings.bm25_k1), "b": float(settings.bm25_b)}
         },
     }
+    if "pending" in mapping.get("properties", {}):  # the vectors index: a k-NN index
+        index["knn"] = True
     if loc.replicas is None:
         index["auto_expand_replicas"] = "0-1"
     else:

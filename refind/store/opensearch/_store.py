@@ -5,6 +5,7 @@ transport, the reads and the commit protocol together behind the engine protocol
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -12,16 +13,29 @@ from pathlib import Path
 from typing import Any
 
 from refind.config import Settings
-from refind.errors import IndexFormatError, ReadOnlyError, StoreError
+from refind.errors import IndexFormatError, InvalidInput, ReadOnlyError, StoreError
 from refind.models import Hit
-from refind.store.base import Expired, Filters, SessionCounts, SessionInfo, SessionState, WriteBatch
+from refind.store.base import (
+    Expired,
+    Filters,
+    PendingVector,
+    SessionCounts,
+    SessionInfo,
+    SessionState,
+    VectorCounts,
+    VectorRecord,
+    WriteBatch,
+)
 from refind.store.opensearch._commit import Commits
 from refind.store.opensearch._location import parse_location
 from refind.store.opensearch._reads import Reads
 from refind.store.opensearch._schema import MAPPINGS, format_problem, index_body
 from refind.store.opensearch._transport import Transport, connect
+from refind.store.opensearch._vectors import Vectors
 
 __all__ = ["OpenSearchStore"]
+
+log = logging.getLogger(__name__)
 
 
 class OpenSearchStore:
@@ -60,6 +74,8 @@ class OpenSearchStore:
         self._t = Transport(self._client, self.location, self.retry_seconds)
         self._reads = Reads(self._t, self.index)
         self._commits = Commits(self._t, self._reads, self.index, self.stale_after)
+        self._vectors = Vectors(self._t, self._reads, self.index, self.stale_after)
+        self._commits.vectors = self._vectors
         self._close_lock = threading.Lock()
         self._ensure_indexes()
 
@@ -76,15 +92,32 @@ class OpenSearchStore:
                 if self.read_only and name == "tombstones":  # a prefix written before tombstones
                     self._reads.no_tombstones = True
                     continue
+                if self.read_only and name == "vectors":  # a prefix written before vectors
+                    self._vectors.missing = True
+                    continue
                 if self.read_only:
                     raise IndexFormatError(
                         f"no refind index {index} at {self.location}; create one by adding messages"
                     )
                 self._create(index, mapping)
             got = self._t.call("opening", partial(self._client.indices.get_mapping, index=index))
-            problem = format_problem(next(iter(got.values()))["mappings"].get("_meta", {}))
+            meta = next(iter(got.values()))["mappings"].get("_meta", {})
+            problem = format_problem(meta)
             if problem is not None:
                 raise IndexFormatError(f"index {index} at {self.location} {problem}")
+            if name == "vectors" and not self.read_only and not meta.get("queued"):
+                self._queue_all(meta)
+
+    def _queue_all(self, meta: dict[str, Any]) -> None:
+        """A prefix written before vectors (or a reset): every message queued for its vector, then the
+        index marked as queued (a crash before that queues again: the same documents)."""
+        scan = self._reads.scan("messages", {"match_all": {}}, None, _source=["raw", "user_id", "added"])
+        n = self._vectors.queue_all(scan)
+        if n:
+            log.info("queued the %d messages of %s for their vectors", n, self.location)
+        body = {"_meta": {**meta, "queued": True}}
+        index = self.index["vectors"]
+        self._t.call("opening", lambda: self._client.indices.put_mapping(index=index, body=body))
 
     def _create(self, index: str, mapping: dict[str, Any]) -> None:
         from opensearchpy.exceptions import RequestError
@@ -221,6 +254,69 @@ class OpenSearchStore:
     def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
         self._writable()
         return self._commits.remove_tombstones(user_id, session_ids)
+
+    # ------------------------------------------------------------------ vectors (refind/store/opensearch/_vectors.py)
+
+    def knn(self, user_id: str, vector: Sequence[float], k: int, filters: Filters | None = None) -> list[Hit]:
+        self._t.check()
+        if filters is not None and filters.any_terms is not None:
+            raise InvalidInput("knn: any_terms is not a filter of a vector search", field="any_terms")
+        model = self.vector_model()
+        if k <= 0 or model is None:
+            return []
+        if len(vector) != model[1]:
+            raise InvalidInput(
+                f"knn: a vector of {len(vector)} dimensions; this index's vectors have {model[1]}",
+                field="vector",
+            )
+        return self._vectors.knn(user_id, vector, k, filters)
+
+    def vector_counts(self, user_id: str | None = None) -> VectorCounts:
+        self._t.check()
+        return self._vectors.counts(user_id)
+
+    def vector_model(self) -> tuple[str, int] | None:
+        self._t.check()
+        return self._vectors.model()
+
+    def use_vector_model(self, name: str, dimensions: int) -> None:
+        self._writable()
+        self._vectors.use_model(name, dimensions, self.location)
+
+    def reset_vectors(self) -> int:
+        """Drop and re-create the vectors index (a field's dimensions cannot change), queue every message."""
+        self._writable()
+        self.commit()
+        index = self.index["vectors"]
+        self._t.call(
+            "dropping vectors", lambda: self._client.indices.delete(index=index, ignore_unavailable=True)
+        )
+        self._create(index, MAPPINGS["vectors"])
+        scan = self._reads.scan("messages", {"match_all": {}}, None, _source=["raw", "user_id", "added"])
+        n = self._vectors.queue_all(scan)
+        meta = self._vectors._meta()
+        self._t.call(
+            "opening",
+            lambda: self._client.indices.put_mapping(index=index, body={"_meta": {**meta, "queued": True}}),
+        )
+        return n
+
+    def pending_vectors(self, limit: int) -> list[PendingVector]:
+        self._writable()
+        return self._vectors.pending(limit)
+
+    def write_vectors(self, vectors: Sequence[VectorRecord]) -> int:
+        """Checked now (the token of each message's vector document), sent by the next commit."""
+        self._writable()
+        model = self.vector_model()
+        if model is None:
+            raise StoreError("no vector model recorded for this index: call use_vector_model first")
+        unsettled = self._commits.unsettled()
+        if self._commits.retention_pending():
+            return 0  # which messages the buffered sweep takes is known when it runs: after the commit
+        actions = self._vectors.write(vectors, model[1], unsettled)
+        self._commits.buffer_vectors(actions)
+        return len(actions)
 
     # ------------------------------------------------------------------ closing
 

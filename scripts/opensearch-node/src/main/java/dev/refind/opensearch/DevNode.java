@@ -12,6 +12,7 @@ import org.opensearch.analysis.common.CommonAnalysisPlugin;
 import org.opensearch.common.logging.LogConfigurator;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.env.Environment;
+import org.opensearch.knn.plugin.KNNPlugin;
 import org.opensearch.node.InternalSettingsPreparer;
 import org.opensearch.node.Node;
 import org.opensearch.plugins.Plugin;
@@ -22,8 +23,10 @@ import org.opensearch.transport.Netty4Plugin;
  *
  * <p>Built the way OpenSearch's own test framework builds one ({@code MockNode}): a {@link Node} subclass
  * that calls the protected constructor with plugins taken from the classpath instead of a plugins folder.
- * The plugins are Netty4 (the HTTP and transport layers) and analysis-common (pattern_replace, cjk_width,
- * cjk_bigram, porter_stem and the other analyzers refind uses); there is no security plugin.
+ * The plugins are Netty4 (the HTTP and transport layers), analysis-common (pattern_replace, cjk_width,
+ * cjk_bigram, porter_stem and the other analyzers refind uses) and k-NN (the {@code knn_vector} field and
+ * the {@code knn} query with a filter, refind's vectors; its Lucene engine, which needs no native library);
+ * there is no security plugin.
  *
  * <p>Usage: {@code java -cp 'lib/*:classes' dev.refind.opensearch.DevNode HOME}. HOME holds
  * {@code config/opensearch.yml} and {@code config/log4j2.properties} (written by scripts/opensearch-dev);
@@ -32,7 +35,7 @@ import org.opensearch.transport.Netty4Plugin;
  */
 public final class DevNode extends Node {
 
-    static final List<Class<? extends Plugin>> PLUGINS = List.of(Netty4Plugin.class, CommonAnalysisPlugin.class);
+    static final List<Class<? extends Plugin>> PLUGINS = List.of(Netty4Plugin.class, CommonAnalysisPlugin.class, KNNPlugin.class);
 
     DevNode(Environment environment) {
         super(environment, PLUGINS, true);
