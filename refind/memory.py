@@ -15,7 +15,9 @@ from pydantic import ValidationError
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.config import Settings
-from refind.errors import InvalidInput
+from refind.embed.base import Embedder
+from refind.embed.worker import VectorWorker
+from refind.errors import EmbedderUnavailable, IndexFormatError, InvalidInput
 from refind.fusion import Fusion
 from refind.models import (
     AddResult,
@@ -36,7 +38,7 @@ from refind.result import SearchResult
 from refind.search.round import search_round
 from refind.search.session import SearchSession, with_info
 from refind.store import open_engine
-from refind.store.base import Engine, Filters, SessionInfo
+from refind.store.base import Engine, Filters, SessionInfo, VectorCounts, model_mismatch
 from refind.store.write import ImportResult, WritePath
 
 __all__ = ["ImportResult", "Memory"]
@@ -163,6 +165,13 @@ class Memory:
     opens or creates one there; ``Memory(":memory:")`` or :meth:`in_memory` keeps it in RAM.
     ``read_only=True`` opens an existing index without taking the write lock (for readers beside a server).
     Setting overrides (``bm25_k1``, ``jvm_heap``, ...) are passed as keywords.
+
+    ``embedder`` (an :class:`~refind.embed.Embedder`) gives messages vectors, for search by meaning: its
+    model is recorded in the index (another model's index is an :class:`IndexFormatError` naming the fix),
+    and a writable memory runs a background worker that embeds what awaits its vector
+    (:mod:`refind.embed.worker`; ``embed_in_background=False``: only :meth:`embed_pending` does). Every
+    message written awaits its vector in the index's queue whether or not an embedder is given, so a memory
+    opened later with one fills in what was written without (docs/store.md, "Vectors").
     """
 
     def __init__(
@@ -172,6 +181,8 @@ class Memory:
         read_only: bool = False,
         settings: Settings | None = None,
         store: Engine | None = None,
+        embedder: Embedder | None = None,
+        embed_in_background: bool = True,
         **overrides: Any,
     ) -> None:
         if settings is not None and overrides:
@@ -189,6 +200,30 @@ class Memory:
         else:  # the JVM starts here (for the Lucene engine), not at import refind
             self.store = open_engine(path, settings=settings, read_only=read_only)
         self._writes = WritePath(self.store)
+        self.embedder: Embedder | None = embedder
+        self._worker: VectorWorker | None = None
+        if embedder is not None:
+            try:
+                self._use_embedder(embedder, embed_in_background)
+            except BaseException:
+                self.store.close()
+                raise
+
+    def _use_embedder(self, embedder: Embedder, background: bool) -> None:
+        if not isinstance(embedder, Embedder):
+            raise InvalidInput(
+                f"embedder: expected an Embedder (name, dimensions, embed), got {type(embedder).__name__}"
+            )
+        given = (str(embedder.name), int(embedder.dimensions))
+        if self.store.read_only:  # a reader embeds nothing; its questions' vectors must match the index's
+            stored = self.store.vector_model()
+            if stored is not None and stored != given:
+                raise IndexFormatError(model_mismatch(self.location, stored, given))
+            return
+        self.store.use_vector_model(*given)
+        self._worker = VectorWorker(self._writes, embedder)
+        if background:
+            self._worker.start()
 
     @classmethod
     def in_memory(cls, **overrides: Any) -> Memory:
@@ -241,7 +276,10 @@ class Memory:
         session_ms = _time_arg("session_time", session_time)
         session_text = session_time if isinstance(session_time, str) else None
         info = _session_info(user_id, session_id, title, source, project)
-        return self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text, info)
+        result = self._writes.add(user_id, session_id, parsed, request_id, session_ms, session_text, info)
+        if self._worker is not None:
+            self._worker.wake()
+        return result
 
     def import_sessions(
         self,
@@ -254,8 +292,13 @@ class Memory:
 
         Same semantics as :meth:`add` per session (ids replace, turns continue). ``progress`` is called
         with the number of messages read after each session; ``written`` (from the thread that writes) with
-        the number the index has taken in, every few thousand, so a progress bar covers the writing too."""
-        return self._writes.import_sessions(logs, progress=progress, written=written)
+        the number the index has taken in, every few thousand, so a progress bar covers the writing too.
+        The messages await their vectors (:meth:`embed_pending` embeds them now)."""
+        try:
+            return self._writes.import_sessions(logs, progress=progress, written=written)
+        finally:
+            if self._worker is not None:
+                self._worker.wake()
 
     def delete_added_before(self, cutoff: TimeLike) -> int:
         """Retention: delete everything *added* (acknowledged) before ``cutoff`` (epoch ms, ISO string or
@@ -716,6 +759,58 @@ class Memory:
                                     ("project", info.project)) if v is not None})  # fmt: skip
                     yield rec
 
+    # ------------------------------------------------------------------ vectors
+
+    def vector_counts(self, user_id: str | None = None) -> VectorCounts:
+        """How many of ``user_id``'s messages (or all) have a vector, and how many await one."""
+        self.store.refresh()
+        return self.store.vector_counts(_check_id("user_id", user_id) if user_id is not None else None)
+
+    def embed_pending(
+        self,
+        limit: int | None = None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed what awaits its vector now, in the calling thread, batch by batch, until nothing does (or
+        ``limit`` vectors are written, or ``should_stop()`` says so): ``refind import`` and benchmarks.
+        ``progress(written, still queued)`` is called after each batch. Returns the vectors written; what is
+        left stays queued (the background worker, or the next call, goes on with it)."""
+        if limit is not None:
+            limit = _bounded_int("limit", limit, 0, 0, 10**9)
+        worker = self._require_worker()
+        return worker.drain(limit, progress, should_stop)
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Block until no message awaits its vector (True), or ``timeout`` seconds pass (False). False at
+        once when nothing would fill the queue: a read-only memory, or one without an embedder or without its
+        background worker (:meth:`embed_pending` then)."""
+        if self._worker is None:
+            return self.store.vector_counts().pending == 0
+        return self._worker.wait_idle(timeout)
+
+    def reset_vectors(self) -> int:
+        """Drop every vector and the model they are of, and queue every message again (``refind vectors
+        reset``: after a change of model). With an embedder, its model is recorded and the worker rebuilds
+        them. Returns the messages queued."""
+        if self._worker is not None:
+            self._worker.stop()
+        n = self._writes.reset_vectors()
+        if self.embedder is not None:
+            self._use_embedder(self.embedder, True)
+        return n
+
+    def _require_worker(self) -> VectorWorker:
+        if self._worker is not None:
+            return self._worker
+        if self.store.read_only:
+            raise InvalidInput("a read-only memory embeds nothing; open it writable to fill in vectors")
+        raise EmbedderUnavailable(
+            "this memory has no embedder: open it with embedder=... (the local model, or an "
+            "EndpointEmbedder) to give messages vectors"
+        )
+
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""
         self.store.refresh()
@@ -727,6 +822,8 @@ class Memory:
         users = self.store.users()
         per_user = {u: self.store.count(u) for u in users}
         deleted = {u: len(s) for u, s in self.store.tombstones().items() if s}
+        vectors = self.store.vector_counts()
+        model = self.store.vector_model()
         return StoreStats(
             path=self._where(),
             messages=self.store.count(),
@@ -734,18 +831,26 @@ class Memory:
             per_user=per_user,
             deleted_sessions=sum(deleted.values()),
             deleted_per_user=deleted,
+            vectors=vectors.vectors,
+            pending_vectors=vectors.pending,
+            vector_model=f"{model[0]} ({model[1]} dims)" if model is not None else None,
         )
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Release the index (and its write lock). Idempotent."""
+        """Stop the embedding worker (after its current batch), release the index (and its write lock).
+        Idempotent. What awaits its vector stays queued in the index."""
+        if self._worker is not None:
+            self._worker.stop()
         self.store.close()
 
     def drop(self) -> None:
         """Delete everything this memory holds, irreversibly, and close it: the index directory on disk, a
         remote engine's indexes, an in-memory index's contents. For tests and benchmarks; to forget one person
         use :meth:`delete_user`."""
+        if self._worker is not None:
+            self._worker.stop()
         self.store.drop()
 
     def __enter__(self) -> Memory:

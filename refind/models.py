@@ -388,7 +388,8 @@ class AddResult(BaseModel):
 
 class StoreStats(BaseModel):
     """Counts of an index: messages in all, users, and messages per user; ``deleted_sessions`` (and per
-    user) counts the tombstones of deleted sessions that later imports leave out."""
+    user) counts the tombstones of deleted sessions that later imports leave out; ``vectors`` the messages
+    with a vector (of ``vector_model``), ``pending_vectors`` those awaiting one."""
 
     path: str
     messages: int
@@ -396,6 +397,9 @@ class StoreStats(BaseModel):
     per_user: dict[str, int] = Field(default_factory=dict)
     deleted_sessions: int = 0
     deleted_per_user: dict[str, int] = Field(default_factory=dict)
+    vectors: int = 0
+    pending_vectors: int = 0
+    vector_model: str | None = None
 
 
 DERIVED_TITLE_CHARS = 60

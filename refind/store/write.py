@@ -39,6 +39,7 @@ from refind.store.base import (
     SessionDoc,
     SessionInfo,
     SessionState,
+    VectorRecord,
     WriteBatch,
     WriteRaced,
 )
@@ -581,6 +582,29 @@ class WritePath:
             self._committed = max(self._committed, snap)
             self._commit_cv.notify_all()
         self._pending.drop(snap)
+
+    # ------------------------------------------------------------------ vectors
+
+    def write_vectors(self, records: Sequence[VectorRecord]) -> int:
+        """Write vectors (the embedding worker's batch) and commit them, under the lock: what adds wrote
+        before is committed first (their own commit settles them, so a failure reaches the adds it concerns,
+        and the engine checks each vector against what is committed), and no add writes meanwhile. Returns
+        the vectors written (those whose message changed since it was queued are left out)."""
+        with self._lock:
+            self._commit_now()
+            try:
+                written = self.engine.write_vectors(records)
+                self.engine.commit()
+            except StoreError as exc:
+                self._recover_locked(exc)
+                raise
+            return written
+
+    def reset_vectors(self) -> int:
+        """Every vector dropped and every message queued again (what adds wrote is committed first)."""
+        with self._lock:
+            self._commit_now()
+            return self.engine.reset_vectors()
 
     # ------------------------------------------------------------------ bulk import
 

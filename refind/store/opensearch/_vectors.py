@@ -243,14 +243,14 @@ class Vectors:
         actions: list[Action] = []
         for d in docs:
             src = d["_source"]
-            v = wanted.get((src["user_id"], src["id"]))
-            if v is None or src.get("token") != v.token:
+            found = wanted.get((src["user_id"], src["id"]))
+            if found is None or src.get("token") != found.token:
                 continue
             meta = {
                 "_index": self.name, "_id": d["_id"], "routing": src["user_id"], "if_seq_no": d["_seq_no"],
                 "if_primary_term": d["_primary_term"],
             }  # fmt: skip
-            body = {**src, "pending": False, "vector": [float(x) for x in v.vector]}
+            body = {**src, "pending": False, "vector": [float(x) for x in found.vector]}
             actions.append(({"index": meta}, body))
         return actions
 
