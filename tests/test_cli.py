@@ -278,9 +278,13 @@ def test_stats(index: Path) -> None:
         "per_user": {"maya": N_MESSAGES},
         "deleted_sessions": 0,
         "deleted_per_user": {},
+        "vectors": 0,  # no embedding model here: every message awaits its vector
+        "pending_vectors": N_MESSAGES,
+        "vector_model": None,
     }
     table = run("--data", str(index), "stats").stdout
     assert f"{N_MESSAGES} messages, 1 user" in table
+    assert f"0 vectors; {N_MESSAGES} messages awaiting their vector" in " ".join(table.split())
     assert any(line.split() == ["maya", str(N_MESSAGES)] for line in table.splitlines())
 
 

@@ -4,7 +4,8 @@
     refind import chats.jsonl                    import LoCoMo, LongMemEval or JSONL chat logs
     refind search "what did I decide?" --user maya [--now 2024-06-20] [--json] [--trace]
     refind serve --port 8000 --auth bearer       the Add/Search HTTP service (refind.server)
-    refind stats [--json]                        messages and users in the index (read-only)
+    refind stats [--json]                        messages, users and vectors in the index (read-only)
+    refind vectors reset [--yes]                 drop the vectors (a new model) and queue every message again
     refind sessions [--source chatgpt] [--json]  the sessions stored: title, source, dates, messages
     refind show SESSION                          one session, turn by turn
     refind export [-o history.jsonl]             every message as JSONL that `refind import` reads back
@@ -52,6 +53,7 @@ main.lazy = {
     "show": "refind.cli._sessions",
     "stats": "refind.cli._admin",
     "ui": "refind.cli._ui",
+    "vectors": "refind.cli._admin",
 }
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "main"]

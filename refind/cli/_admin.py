@@ -42,6 +42,18 @@ def stats(ctx: click.Context, data: Path | None, as_json: bool) -> None:
     if counts.deleted_sessions:
         line += f", {_plural(counts.deleted_sessions, 'deleted session')} that imports leave out"
     out.print(line)
+    if counts.vectors or counts.pending_vectors:
+        model = f" of {counts.vector_model}" if counts.vector_model else ""
+        out.print(
+            f"{_plural(counts.vectors, 'vector')}{model}; "
+            f"{_plural(counts.pending_vectors, 'message')} awaiting {'its' if counts.pending_vectors == 1 else 'their'} vector"
+            + (
+                " (a writable refind with a model fills them in: `refind serve`, `refind import`)"
+                if counts.pending_vectors
+                else ""
+            ),
+            soft_wrap=True,
+        )
     users = sorted(set(counts.per_user) | set(counts.deleted_per_user))
     if users:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -55,6 +67,31 @@ def stats(ctx: click.Context, data: Path | None, as_json: bool) -> None:
                 row.append(str(counts.deleted_per_user.get(name, 0)))
             table.add_row(*row)
         out.print(table)
+
+
+@main.group("vectors", context_settings=_CONTEXT)
+def vectors() -> None:
+    """The vectors of the messages (their meaning, one each), made by the embedding model."""
+
+
+@vectors.command("reset", context_settings=_CONTEXT)
+@_data_option
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def vectors_reset(ctx: click.Context, data: Path | None, yes: bool) -> None:
+    """Drop every vector and the model they were made by, and queue every message again.
+
+    For a change of embedding model: the index refuses to be opened with another model than its vectors'.
+    The messages stay searchable by words meanwhile; the next writable refind with a model (`refind serve`,
+    `refind import`) makes the vectors again, in the background.
+    """
+    if not yes:
+        click.confirm(
+            "Drop every vector of this index (they are rebuilt from the messages)?", abort=True, err=True
+        )
+    with _open(ctx, data, read_only=False, embedder=None) as mem:
+        n = mem.reset_vectors()
+    out.print(f"Dropped the vectors; {_plural(n, 'message')} queued for new ones.")
 
 
 @main.command("delete-user", context_settings=_CONTEXT)

@@ -164,8 +164,10 @@ def _location(ctx: click.Context, data: Path | None = None) -> str | Path | None
     return str(store) if store else _data_dir(ctx)
 
 
-def _open(ctx: click.Context, data: Path | None, *, read_only: bool) -> refind.Memory:
-    return refind.Memory(_location(ctx, data), read_only=read_only)
+def _open(ctx: click.Context, data: Path | None, *, read_only: bool, **options: Any) -> refind.Memory:
+    """The memory at ``--data``/``--store``; ``options`` go to :class:`refind.Memory` (``embedder``,
+    ``embed_in_background``)."""
+    return refind.Memory(_location(ctx, data), read_only=read_only, **options)
 
 
 def _zone(ctx: click.Context) -> tzinfo:

@@ -73,6 +73,12 @@ from refind.loaders import DEFAULT_USER, FORMATS
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (one object per pass).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--no-embed",
+    is_flag=True,
+    help="Do not make the imported messages' vectors before exiting: they stay queued, and a writable refind "
+    "with a model (`refind serve`, the next import) makes them in the background.",
+)
 @click.pass_context
 def import_cmd(
     ctx: click.Context,
@@ -86,6 +92,7 @@ def import_cmd(
     interval: float,
     as_json: bool,
     quiet: bool,
+    no_embed: bool,
 ) -> None:
     """Import the chat history at PATH into the index.
 
@@ -105,6 +112,9 @@ def import_cmd(
     growing logs are read from where the last import stopped, and conversations that grew get their new
     messages appended (the record is import-state.json in the index directory). Records that cannot be
     read are counted and named in the summary; the rest is imported.
+
+    With an embedding model, the imported messages' vectors (search by meaning) are made before it exits,
+    with a progress bar; Ctrl-C leaves the rest queued (--no-embed skips this step).
     """
     from tqdm import tqdm
 
@@ -114,7 +124,7 @@ def import_cmd(
     fmt = fmt or detect_format(path)
     stop = _StopOnInterrupt()
     try:
-        mem = _open(ctx, data, read_only=False)
+        mem = _open(ctx, data, read_only=False, embed_in_background=watch)
     except refind.IndexLocked as exc:
         raise _Failure(
             f"{_one_line(str(exc)).split(';')[0]}. An import needs the index to itself: stop the server "
@@ -160,9 +170,13 @@ def import_cmd(
         finally:
             writing.close()
             bar.close()
-    if user is not None and not summary.users and not summary.interrupted:
-        raise _Failure(f"{path}: no sessions of user {user!r}; `refind import` without --user imports all")
-    _print_import(summary, as_json)
+        if user is not None and not summary.users and not summary.interrupted:
+            raise _Failure(
+                f"{path}: no sessions of user {user!r}; `refind import` without --user imports all"
+            )
+        _print_import(summary, as_json)
+        if not summary.interrupted and not no_embed and mem.embedder is not None:
+            _embed(mem, quiet or as_json)
     if summary.interrupted:
         if not as_json:
             out.print(
@@ -172,20 +186,57 @@ def import_cmd(
         ctx.exit(EXIT_INTERRUPTED)
 
 
+def _embed(mem: refind.Memory, quiet: bool) -> None:
+    """Make the vectors of what awaits them (the import's messages, and any left from before), with a
+    progress bar (messages embedded of all that await, and the rate); Ctrl-C leaves the rest queued."""
+    from tqdm import tqdm
+
+    waiting = mem.vector_counts().pending
+    if not waiting:
+        return
+    stop = _StopOnInterrupt("refind: stopping after this batch of vectors (Ctrl-C again to abort at once)")
+    bar = tqdm(
+        desc="embedding", total=waiting, unit=" msg", file=sys.stderr, disable=True if quiet else None,
+        dynamic_ncols=True,
+    )  # fmt: skip
+    done = [0]
+
+    def progress(written: int, left: int) -> None:
+        bar.total = written + left
+        bar.update(written - done[0])
+        done[0] = written
+
+    try:
+        with stop:
+            mem.embed_pending(progress=progress, should_stop=lambda: stop.interrupted)
+    finally:
+        bar.close()
+    left = mem.vector_counts().pending
+    if left:
+        err.print(
+            f"{_plural(left, 'message')} still await their vectors (search finds them by words meanwhile); "
+            "`refind serve` or the next `refind import` makes them in the background.",
+            soft_wrap=True,
+        )
+
+
 class _StopOnInterrupt:
     """While active, the first Ctrl-C asks the import to stop after the session it is reading (what was
     read is then saved and summarized); a second Ctrl-C stops at once."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, notice: str = "refind: stopping after this session (Ctrl-C again to abort at once)"
+    ) -> None:
         self.interrupted = False
         self._previous: Any = None
+        self.notice = notice
 
     def _handle(self, signum: int, frame: Any) -> None:
         import signal
 
         self.interrupted = True
         signal.signal(signal.SIGINT, self._previous)
-        click.echo("\nrefind: stopping after this session (Ctrl-C again to abort at once)", err=True)
+        click.echo("\n" + self.notice, err=True)
 
     def __enter__(self) -> _StopOnInterrupt:
         import signal
