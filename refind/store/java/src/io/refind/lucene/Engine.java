@@ -1681,7 +1681,7 @@ public final class Engine implements Closeable {
         if (vectors != null) {
           vectors.onMessage(
               r.get(0).asText(), r.get(2).asText(), r.get(1).asText(), r.get(3).asInt(), r.get(4).asLong(),
-              r.get(5).asText(), Vectors.token(r.get(6).asText()), replace);
+              r.get(5).asText(), r.get(6).asText(), replace);
         }
       }
       for (JsonNode s : b.path("sessions")) {

@@ -206,11 +206,12 @@ final class Vectors implements Closeable {
    * has the token of the stored vector (the vector document is written again with the message's new
    * fields), else it loses it and joins the end of the queue.
    */
-  void onMessage(String user, String id, String session, int turn, long ts, String role, String token, boolean replace)
+  void onMessage(String user, String id, String session, int turn, long ts, String role, String content, boolean replace)
       throws IOException {
     String key = user + SEP + id;
     markWritten(key);
     if (replace) {
+      String token = token(content); // only a replacement can keep a vector: a new message has none
       float[] kept = storedVector(key, token);
       if (kept != null) {
         writer.updateDocument(new Term("v_key", key), vectorDoc(key, user, id, session, turn, ts, role, token, kept));
