@@ -275,3 +275,25 @@ def test_the_queue_vectors_and_model_outlive_a_reopen(durable_kind: EngineKind, 
                 reader.close()
     finally:
         again.close()
+
+
+@pytest.fixture(params=["exact", "graph"])
+def lucene_knn_path(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """The Lucene engine with its KNN compared one by one (a person's few vectors) or searched in the HNSW
+    graph (many): both must keep the contract."""
+    e = kind("lucene").make(tmp_path, Settings())
+    from refind.store._jvm import jclass
+
+    engine_class = jclass("io.refind.lucene.Engine")
+    old = int(engine_class.knnExactMax(20_000 if request.param == "exact" else 0))
+    yield e
+    engine_class.knnExactMax(old)
+    e.close()
+
+
+def test_lucene_knn_filters_by_graph_and_by_comparison(lucene_knn_path: Engine) -> None:
+    test_knn_filters_apply_inside_the_search_before_the_top_k(lucene_knn_path)
+
+
+def test_lucene_knn_isolation_by_graph_and_by_comparison(lucene_knn_path: Engine) -> None:
+    test_knn_never_finds_another_users_vectors(lucene_knn_path)

@@ -30,9 +30,10 @@ __all__ = ["BATCH", "VectorWorker"]
 
 log = logging.getLogger(__name__)
 
-BATCH = 32
+BATCH = 64
 """Messages embedded and written per step: small, so the write path's lock is held briefly (an add waits
-for at most one batch's write and commit: docs/benchmarks/vectors.md) and a step's work is bounded."""
+for at most one batch's write and commit) and a step's work is bounded; not smaller, since each step's
+commit costs about as much as writing 64 vectors (docs/benchmarks/vectors.md)."""
 RETRY_SECONDS = 30.0  # after the embedder or the engine failed: wait this long (or until woken) and retry
 IDLE_SECONDS = 60.0  # an idle worker looks at the queue this often even when nobody wakes it
 

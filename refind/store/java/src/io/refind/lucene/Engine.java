@@ -2184,6 +2184,16 @@ public final class Engine implements Closeable {
 
   // ------------------------------------------------------------------------------------------ vectors
 
+  /**
+   * Sets how many vectors a KNN's filter may admit for them to be compared one by one rather than searched
+   * in the HNSW graph (default 20,000; tests set 0 to search the graph); returns the previous value.
+   */
+  public static int knnExactMax(int n) {
+    int old = Vectors.exactMax;
+    Vectors.exactMax = n;
+    return old;
+  }
+
   /** Whether this engine has a vector index (a read-only one over an index from before vectors has none). */
   public boolean hasVectors() {
     return vectors != null;

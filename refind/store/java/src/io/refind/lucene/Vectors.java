@@ -528,7 +528,12 @@ final class Vectors implements Closeable {
     try (JsonGenerator g = Engine.jsonFactory().createGenerator(out)) {
       g.writeStartArray();
       if (k > 0) {
-        TopDocs top = searcher.search(new KnnFloatVectorQuery("vector", q, k, b.build()), k);
+        Query filter = b.build();
+        // a person's few vectors are compared one by one (exact, and faster than a graph search that
+        // would step through everyone else's); many are searched in the HNSW graph, the filter inside
+        TopDocs top = searcher.count(filter) <= exactMax
+            ? exact(searcher, q, k, filter)
+            : searcher.search(new KnnFloatVectorQuery("vector", q, k, filter), k);
         List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
         for (ScoreDoc sd : top.scoreDocs) {
           LeafReaderContext leaf = leaves.get(org.apache.lucene.index.ReaderUtil.subIndex(sd.doc, leaves));
@@ -558,6 +563,48 @@ final class Vectors implements Closeable {
       manager.release(searcher);
     }
     return out.toByteArray();
+  }
+
+  /** Vectors admitted by a KNN's filter up to which they are compared one by one instead of searched in the graph. */
+  static volatile int exactMax = 20_000;
+
+  /**
+   * The k vectors nearest {@code q} among the documents {@code filter} admits, compared one by one: scores
+   * as the graph search gives them ((1 + dot) / 2), ties by document.
+   */
+  private static TopDocs exact(IndexSearcher searcher, float[] q, int k, Query filter) throws IOException {
+    org.apache.lucene.search.Weight w =
+        searcher.createWeight(searcher.rewrite(filter), org.apache.lucene.search.ScoreMode.COMPLETE_NO_SCORES, 1f);
+    java.util.PriorityQueue<ScoreDoc> best =
+        new java.util.PriorityQueue<>(k + 1, (a, c) -> a.score != c.score ? Float.compare(a.score, c.score) : Integer.compare(c.doc, a.doc));
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      FloatVectorValues values = leaf.reader().getFloatVectorValues("vector");
+      org.apache.lucene.search.Scorer scorer = values == null ? null : w.scorer(leaf);
+      if (scorer == null) {
+        continue;
+      }
+      Bits live = leaf.reader().getLiveDocs();
+      DocIdSetIterator it = scorer.iterator();
+      for (int d = it.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = it.nextDoc()) {
+        if (live != null && !live.get(d)) {
+          continue;
+        }
+        int at = values.docID() < d ? values.advance(d) : values.docID();
+        if (at != d) {
+          continue; // no vector (cannot happen: every "v" document has one)
+        }
+        float score = VectorSimilarityFunction.DOT_PRODUCT.compare(q, values.vectorValue());
+        best.add(new ScoreDoc(leaf.docBase + d, score));
+        if (best.size() > k) {
+          best.poll();
+        }
+      }
+    }
+    ScoreDoc[] out = new ScoreDoc[best.size()];
+    for (int i = out.length - 1; i >= 0; i--) {
+      out[i] = best.poll();
+    }
+    return new TopDocs(new org.apache.lucene.search.TotalHits(out.length, org.apache.lucene.search.TotalHits.Relation.EQUAL_TO), out);
   }
 
   private static Query set(String field, JsonNode values, boolean lower, String prefix) {
