@@ -202,6 +202,7 @@ class Memory:
         self._writes = WritePath(self.store)
         self.embedder: Embedder | None = embedder
         self._worker: VectorWorker | None = None
+        self._background = embed_in_background
         if embedder is not None:
             try:
                 self._use_embedder(embedder, embed_in_background)
@@ -798,7 +799,7 @@ class Memory:
             self._worker.stop()
         n = self._writes.reset_vectors()
         if self.embedder is not None:
-            self._use_embedder(self.embedder, True)
+            self._use_embedder(self.embedder, self._background)
         return n
 
     def _require_worker(self) -> VectorWorker:

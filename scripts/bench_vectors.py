@@ -118,6 +118,8 @@ def cmd_worker(args: argparse.Namespace) -> dict[str, Any]:
     emb = model(args)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         mem = refind.Memory(Path(tmp) / "index", embedder=emb, embed_in_background=False)
+        if args.batch:
+            mem._worker.batch = args.batch  # type: ignore[union-attr]
         mem.import_sessions(data)
         t0 = time.perf_counter()
         written = mem.embed_pending()
@@ -127,7 +129,7 @@ def cmd_worker(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "embedded": written, "seconds": round(seconds, 1), "worker_msgs_per_s": round(written / seconds, 1),
         "embedding_seconds": round(emb.seconds, 1), "store_seconds": round(seconds - emb.seconds, 1),
-        "left": counts.pending, "model": emb.name, "rss_mb": rss_peak_mb(),
+        "left": counts.pending, "model": emb.name, "batch": args.batch or "default", "rss_mb": rss_peak_mb(),
     }  # fmt: skip
 
 
@@ -234,6 +236,9 @@ def main() -> None:
     parser.add_argument("--engine", choices=["lucene", "reference"], default="lucene")
     parser.add_argument("--model", choices=["stand-in", "local"], default="stand-in")
     parser.add_argument("--ms-per-message", type=float, default=0.0)
+    parser.add_argument(
+        "--batch", type=int, default=0, help="worker: messages per step (default: the worker's)"
+    )
     parser.add_argument("--tmp", default=None, help="where the temporary index goes")
     args = parser.parse_args()
     result = {

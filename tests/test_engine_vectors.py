@@ -297,3 +297,30 @@ def test_lucene_knn_filters_by_graph_and_by_comparison(lucene_knn_path: Engine) 
 
 def test_lucene_knn_isolation_by_graph_and_by_comparison(lucene_knn_path: Engine) -> None:
     test_knn_never_finds_another_users_vectors(lucene_knn_path)
+
+
+def test_an_opensearch_prefix_from_before_vectors_queues_its_messages(tmp_path: Path) -> None:
+    """The mapping change is an index of its own: a prefix written before it gets it on its first writable
+    open, with every message queued; a reader before that counts them as awaiting and finds nothing."""
+    found = kind("opensearch")
+    assert found.location is not None
+    e = found.make(tmp_path, Settings())
+    put(e, [rec("u", "s", t, f"words {t}") for t in range(5)] + [rec("w", "s", 0, "other")])
+    client, index = e._client, e.index["vectors"]  # type: ignore[attr-defined]
+    e.close()
+    client.indices.delete(index=index)  # what a prefix written before vectors lacks
+    reader = open_engine(found.location(tmp_path), settings=Settings(), read_only=True)
+    try:
+        assert reader.vector_counts("u") == VectorCounts(0, 5) and reader.vector_model() is None
+        assert reader.knn("u", unit(1, 0, 0, 0), 5) == []
+    finally:
+        reader.close()
+    again = open_engine(found.location(tmp_path), settings=Settings())
+    try:
+        assert again.vector_counts() == VectorCounts(0, 6)
+        assert {p.id for p in again.pending_vectors(10) if p.user_id == "u"} == {f"s:{t}" for t in range(5)}
+        again.use_vector_model(*MODEL)
+        assert vectors_for(again, {"s:3": unit(0, 0, 1, 0)}) == 1
+        assert knn_ids(again, "u", unit(0, 0, 1, 0), 1) == ["s:3"]
+    finally:
+        again.close()

@@ -252,3 +252,17 @@ def test_a_kill_9_loses_no_message_and_leaves_none_without_a_vector(tmp_path: Pa
         assert counts.vectors > 0  # the child's worker had written some
         m.embed_pending()
         assert m.vector_counts() == VectorCounts(stored, 0)
+
+
+def test_a_deleted_session_stays_without_vectors_when_its_export_is_imported_again(tmp_path: Path) -> None:
+    emb = HashingTestEmbedder()
+    logs = [SessionLog(user_id="u", session_id=f"s{i}", messages=texts(3, 3 * i)) for i in range(3)]
+    with refind.Memory(tmp_path / "index", embedder=emb, embed_in_background=False) as m:
+        m.import_sessions(logs)
+        assert m.embed_pending() == 9
+        assert m.delete_session("u", "s1") == 3
+        assert m.vector_counts("u") == VectorCounts(6, 0)
+        again = m.import_sessions(logs)  # the same export: s1 is left out, s0 and s2 unchanged
+        assert again.deleted == 1
+        assert m.vector_counts("u") == VectorCounts(6, 0) and m.embed_pending() == 0
+        assert {h.session_id for h in m.store.knn("u", emb.vector("boat 4 teal"), 10)} == {"s0", "s2"}

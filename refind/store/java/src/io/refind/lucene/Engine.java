@@ -2209,9 +2209,28 @@ public final class Engine implements Closeable {
       this.searcher = manager.acquire();
     }
 
+    /** Whether a live document has this key (a term seek per segment, no query). */
     boolean stored(String key) {
       try {
-        return doc(key) != null;
+        BytesRef term = new BytesRef(key);
+        for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+          Terms terms = leaf.reader().terms("key");
+          if (terms == null) {
+            continue;
+          }
+          TermsEnum te = terms.iterator();
+          if (!te.seekExact(term)) {
+            continue;
+          }
+          org.apache.lucene.index.PostingsEnum pe = te.postings(null, org.apache.lucene.index.PostingsEnum.NONE);
+          org.apache.lucene.util.Bits live = leaf.reader().getLiveDocs();
+          for (int d = pe.nextDoc(); d != org.apache.lucene.search.DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+            if (live == null || live.get(d)) {
+              return true;
+            }
+          }
+        }
+        return false;
       } catch (IOException e) {
         throw unchecked(e);
       }
