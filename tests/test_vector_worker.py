@@ -256,7 +256,14 @@ def test_a_kill_9_loses_no_message_and_leaves_none_without_a_vector(tmp_path: Pa
 
 def test_a_deleted_session_stays_without_vectors_when_its_export_is_imported_again(tmp_path: Path) -> None:
     emb = HashingTestEmbedder()
-    logs = [SessionLog(user_id="u", session_id=f"s{i}", messages=texts(3, 3 * i)) for i in range(3)]
+    logs = [
+        SessionLog(
+            user_id="u",
+            session_id=f"s{i}",
+            messages=[{**m, "id": f"m{3 * i + j}"} for j, m in enumerate(texts(3, 3 * i))],
+        )  # an export's messages carry their ids: importing it again replaces them
+        for i in range(3)
+    ]
     with refind.Memory(tmp_path / "index", embedder=emb, embed_in_background=False) as m:
         m.import_sessions(logs)
         assert m.embed_pending() == 9
@@ -264,5 +271,5 @@ def test_a_deleted_session_stays_without_vectors_when_its_export_is_imported_aga
         assert m.vector_counts("u") == VectorCounts(6, 0)
         again = m.import_sessions(logs)  # the same export: s1 is left out, s0 and s2 unchanged
         assert again.deleted == 1
-        assert m.vector_counts("u") == VectorCounts(6, 0) and m.embed_pending() == 0
+        assert m.count("u") == 6 and m.vector_counts("u") == VectorCounts(6, 0) and m.embed_pending() == 0
         assert {h.session_id for h in m.store.knn("u", emb.vector("boat 4 teal"), 10)} == {"s0", "s2"}
