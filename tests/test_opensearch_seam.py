@@ -81,7 +81,9 @@ class ScriptedCluster:
         if method == "HEAD" and len(parts) == 1:
             return 200, None
         if method == "GET" and len(parts) == 2 and parts[1] == "_mapping":
-            meta = {"refind_format": INDEX_FORMAT, "analyzer": ANALYZER_NAME}
+            meta: dict[str, Any] = {"refind_format": INDEX_FORMAT, "analyzer": ANALYZER_NAME}
+            if parts[0].endswith("-vectors"):  # a prefix this refind created: its messages are queued
+                meta["queued"] = True
             return 200, {parts[0]: {"mappings": {"_meta": meta}}}
         if parts[-1] == "_mget":
             out = []
@@ -263,8 +265,9 @@ def test_transient_failures_are_retried_and_the_commit_lands_once(
     cluster.item_status = once_429
     store.commit()
     bulks = cluster.bulks()
-    assert len(bulks) == 5  # sessions (dropped, 503, sent), messages (429, sent again)
-    assert bulks[0] == bulks[1] == bulks[2] and bulks[3] == bulks[4]
+    assert len(bulks) == 6  # sessions (dropped, 503, sent), vector queue entries, messages (429, sent again)
+    assert bulks[0] == bulks[1] == bulks[2] and bulks[4] == bulks[5]
+    assert [next(iter(m.values()))["_index"] for m, _ in bulks[3]] == [f"{PREFIX}-vectors"]
     assert [h["contents"] for h in _sources(cluster, "messages")] == ["first kayak"]
     assert [h["contents"] for h in _sources(cluster, "sessions")] == ["first kayak"]
 
@@ -310,7 +313,10 @@ def test_a_commit_refused_after_its_session_documents_undoes_them(
     cluster.item_status = lambda op, meta, doc: 403 if meta["_index"] == f"{PREFIX}-messages" else None
     with pytest.raises(refind.StoreError, match="refused a message"):
         store.commit()
-    *_, cas, refused, undo = cluster.bulks()
+    *_, cas, queued, refused, undo = cluster.bulks()
+    assert {next(iter(m.values()))["_index"] for m, _ in queued} == {
+        f"{PREFIX}-vectors"
+    }  # before the messages
     ((op, meta), body) = next(iter(cas[0][0].items())), cas[0][1]
     assert op == "index" and meta["if_seq_no"] == before[(f"{PREFIX}-sessions", meta["_id"])][1]
     assert body is not None and body["contents"].endswith("third kayak")
@@ -378,8 +384,11 @@ def test_a_commit_larger_than_one_bulk_request_sends_without_refresh_waits_then_
     store.write(WriteBatch([_rec(i, f"kayak {i}") for i in range(n)], [SessionDoc("u", "s", text, True)]))
     store.commit()
     sent = [r for r in cluster.requests if r.path.endswith("/_bulk") or r.path.endswith("/_refresh")]
-    assert [r.params.get("refresh") for r in sent if r.path.endswith("/_bulk")] == ["false"] * 4
-    assert sent[-1].path == f"/{PREFIX}-messages,{PREFIX}-sessions,{PREFIX}-infos/_refresh"  # once, after all
+    # the session document, the messages' vector queue entries (three requests), the messages (three)
+    assert [r.params.get("refresh") for r in sent if r.path.endswith("/_bulk")] == ["false"] * 7
+    assert sent[-1].path == (  # once, after all
+        f"/{PREFIX}-messages,{PREFIX}-sessions,{PREFIX}-infos,{PREFIX}-vectors/_refresh"
+    )
     assert len(_sources(cluster, "messages")) == n
     # a small commit (one request) still waits for its refresh, as an add does
     store.session_states({"u": ["s"]})

@@ -130,7 +130,9 @@ def _meta() -> dict[str, Any]:
     return {"refind_format": INDEX_FORMAT, "analyzer": ANALYZER_NAME}
 
 
-def index_body(loc: Location, settings: Settings, mapping: dict[str, Any]) -> dict[str, Any]:
+def index_body(
+    loc: Location, settings: Settings, mapping: dict[str, Any], meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The create-index body of one of the indexes: shards and replicas from the location, translog
     durability ``request``, adjacent-segment merges, BM25 with the settings' ``k1``/``b``, the analyzer."""
     index: dict[str, Any] = {
@@ -148,7 +150,10 @@ def index_body(loc: Location, settings: Settings, mapping: dict[str, Any]) -> di
         index["auto_expand_replicas"] = "0-1"
     else:
         index["number_of_replicas"] = loc.replicas
-    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": {**mapping, "_meta": _meta()}}
+    return {
+        "settings": {"index": index, "analysis": ANALYSIS},
+        "mappings": {**mapping, "_meta": {**_meta(), **(meta or {})}},
+    }
 
 
 def format_problem(meta: Mapping[str, Any]) -> str | None:

@@ -82,6 +82,7 @@ class OpenSearchStore:
     # ------------------------------------------------------------------ opening
 
     def _ensure_indexes(self) -> None:
+        created: set[str] = set()
         for name, mapping in MAPPINGS.items():
             index = self.index[name]
             exists = self._t.call("opening", partial(self._client.indices.exists, index=index))
@@ -99,7 +100,11 @@ class OpenSearchStore:
                     raise IndexFormatError(
                         f"no refind index {index} at {self.location}; create one by adding messages"
                     )
-                self._create(index, mapping)
+                # the vectors of a prefix created now: nothing to queue (one written before vectors is
+                # queued below, once)
+                fresh = name == "vectors" and "messages" in created
+                self._create(index, mapping, {"queued": True} if fresh else None)
+                created.add(name)
             got = self._t.call("opening", partial(self._client.indices.get_mapping, index=index))
             meta = next(iter(got.values()))["mappings"].get("_meta", {})
             problem = format_problem(meta)
@@ -108,7 +113,7 @@ class OpenSearchStore:
             if name == "vectors" and not self.read_only and not meta.get("queued"):
                 self._queue_all(meta)
 
-    def _queue_all(self, meta: dict[str, Any]) -> None:
+    def _queue_all(self, meta: dict[str, Any]) -> int:
         """A prefix written before vectors (or a reset): every message queued for its vector, then the
         index marked as queued (a crash before that queues again: the same documents)."""
         scan = self._reads.scan("messages", {"match_all": {}}, None, _source=["raw", "user_id", "added"])
@@ -118,11 +123,12 @@ class OpenSearchStore:
         body = {"_meta": {**meta, "queued": True}}
         index = self.index["vectors"]
         self._t.call("opening", lambda: self._client.indices.put_mapping(index=index, body=body))
+        return n
 
-    def _create(self, index: str, mapping: dict[str, Any]) -> None:
+    def _create(self, index: str, mapping: dict[str, Any], meta: dict[str, Any] | None = None) -> None:
         from opensearchpy.exceptions import RequestError
 
-        body = index_body(self.loc, self.settings, mapping)
+        body = index_body(self.loc, self.settings, mapping, meta)
         try:
             self._t.call("creating indexes", lambda: self._client.indices.create(index=index, body=body))
         except StoreError as exc:
@@ -292,14 +298,7 @@ class OpenSearchStore:
             "dropping vectors", lambda: self._client.indices.delete(index=index, ignore_unavailable=True)
         )
         self._create(index, MAPPINGS["vectors"])
-        scan = self._reads.scan("messages", {"match_all": {}}, None, _source=["raw", "user_id", "added"])
-        n = self._vectors.queue_all(scan)
-        meta = self._vectors._meta()
-        self._t.call(
-            "opening",
-            lambda: self._client.indices.put_mapping(index=index, body={"_meta": {**meta, "queued": True}}),
-        )
-        return n
+        return self._queue_all(self._vectors._meta())
 
     def pending_vectors(self, limit: int) -> list[PendingVector]:
         self._writable()
