@@ -143,7 +143,7 @@ def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) 
         where = {m.id: s.id for s in hay for m in s.messages if m.id is not None}
         text = {m.id: m.content for s in hay for m in s.messages if m.id is not None}
         members = {s.id: [m.id for m in s.messages if m.id is not None] for s in hay}
-        memory = open_haystack(hay)
+        memory = open_haystack(hay, meaning=True)
         try:
             agent = memory.default_agent()
             terms = _Terms(text)

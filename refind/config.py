@@ -41,6 +41,7 @@ class Settings(BaseModel):
     | ``context_tokens`` | ``REFIND_CONTEXT_TOKENS`` | ``150``: a context turn (window, not a hit) is cut to this many tokens when rendered |
     | ``window_tokens`` | ``REFIND_WINDOW_TOKENS`` | ``150``: context kept on each side of a hit, in tokens (within ±window turns) |
     | ``hit_tokens`` | ``REFIND_HIT_TOKENS`` | ``1000``: a hit longer than this is cut to the passage around the matched words when rendered |
+    | ``embedder`` | ``REFIND_EMBEDDER`` | ``local``: messages get vectors from the local model (refind.embed.local) and searches a round by meaning; ``endpoint``: from an OpenAI-compatible embeddings endpoint (``REFIND_EMBED_MODEL``, ``REFIND_EMBED_BASE_URL``, ``REFIND_EMBED_API_KEY``); ``off``: words only |
     | ``max_query_chars`` | ``REFIND_MAX_QUERY_CHARS`` | ``4000``: longest question (its options included) or keyword text a search accepts; longer is refused |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     | ``shapes`` | ``REFIND_SHAPES`` | ``true``: the heuristic agent reads the question's shape first (breadth: more places, each shorter; period: the period's sessions by recency) |
@@ -76,6 +77,7 @@ class Settings(BaseModel):
     window_tokens: int | None = Field(150, ge=0, le=1_000_000)
     hit_tokens: int | None = Field(1000, ge=16, le=1_000_000)
     max_query_chars: int = Field(4000, ge=16, le=1_000_000)
+    embedder: Literal["local", "endpoint", "off"] = "local"
 
     @staticmethod
     def debug_enabled() -> bool:
@@ -112,6 +114,7 @@ class Settings(BaseModel):
             "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),
             "hit_tokens": os.environ.get("REFIND_HIT_TOKENS"),
             "max_query_chars": os.environ.get("REFIND_MAX_QUERY_CHARS"),
+            "embedder": os.environ.get("REFIND_EMBEDDER"),
         }
         values: dict[str, object] = {k: v for k, v in env.items() if v}
         values.update({k: v for k, v in overrides.items() if v is not None})

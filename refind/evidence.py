@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import Literal
+from typing import Any, Literal
 
 from refind.fusion import two_rank_order
 from refind.models import MAX_QUERY_TERMS, Evidence, Turn
@@ -563,6 +563,60 @@ def _over_floor(
     return combined
 
 
+def _with_meaning(
+    blocks: Sequence[Evidence],
+    words: Sequence[Evidence],
+    max_tokens: int,
+    **options: Any,
+) -> list[Evidence]:
+    """:func:`pack` of ``blocks`` when the round by meaning marked some turns (``nearness``): the word evidence
+    (``words``, the blocks without ``meaning``) is packed for all but ``POLICY.meaning_share`` of the budget;
+    the marked turns it does not show are offered in that share, nearest first, each as a hit of its own (cut
+    to its passage as any hit); what they leave goes back to the word evidence. So a fact that says the
+    question's meaning in other words reaches a small budget, and the word evidence keeps the rest."""
+
+    def part(these: Sequence[Evidence], budget: int) -> list[Evidence]:  # each packed as plain evidence
+        return pack([_plain(b) for b in these], budget, **options)
+
+    reserve = int(max_tokens * POLICY.meaning_share)
+    first = part(words, max_tokens - reserve)
+    shown = {t.id for b in first for t in b.turns}
+    near = [
+        (t.nearness, b, t) for b in blocks for t in b.turns if t.nearness is not None and t.id not in shown
+    ]
+    near.sort(key=lambda x: (-x[0], x[2].id))
+    offered_in = [
+        b.model_copy(
+            update={
+                "id": f"{b.session_id}#{t.turn}-{t.turn}",
+                "turns": [t.model_copy(update={"matched": True, "score": nearness})],
+                "score": nearness,
+                "meaning": True,
+            }
+        )
+        for nearness, b, t in near
+    ]
+    offered = part(offered_in, reserve) if offered_in and reserve > 0 else []
+    if not offered:
+        return part(words, max_tokens)
+    ctx, hit = options.get("context_tokens"), options.get("hit_tokens")
+    used = count_tokens(_render_ordered(order_evidence(offered), ctx, hit)) + 2
+    rest = part(words, max_tokens - used)
+    again = {t.id for b in rest for t in b.turns}
+    offered = [b for b in offered if b.turns[0].id not in again]
+    score = {b.session_id: b.score for b in blocks}
+    return order_evidence(
+        [*(b.model_copy(update={"score": score.get(b.session_id, 0.0)}) for b in offered), *rest]
+    )
+
+
+def _plain(block: Evidence) -> Evidence:
+    """``block`` without the round by meaning's marks (packed as any evidence)."""
+    if not any(t.nearness is not None for t in block.turns):
+        return block
+    return block.model_copy(update={"turns": [t.model_copy(update={"nearness": None}) for t in block.turns]})
+
+
 def _merge_spans(blocks: Sequence[Evidence]) -> list[Evidence]:
     """``blocks`` in session and time order, those of one session (and kind) whose turn spans overlap or
     touch joined into one block (their turns are distinct)."""
@@ -571,7 +625,7 @@ def _merge_spans(blocks: Sequence[Evidence]) -> list[Evidence]:
         prev = out[-1] if out else None
         if (
             prev is not None
-            and (prev.session_id, prev.standing) == (b.session_id, b.standing)
+            and (prev.session_id, prev.standing, prev.meaning) == (b.session_id, b.standing, b.meaning)
             and b.first_turn <= prev.last_turn + 1
         ):
             turns = sorted([*prev.turns, *b.turns], key=lambda t: t.turn)
@@ -663,6 +717,19 @@ def pack(
         used = count_tokens(_render_ordered(offered, context_tokens, hit_tokens)) + 2 if offered else 0
         rest = part([b for b in blocks if not b.standing], max_tokens - used)
         return order_evidence([*offered, *rest])
+    words = [b for b in blocks if not b.meaning]
+    if words and any(t.nearness is not None for b in blocks for t in b.turns):
+        return _with_meaning(
+            blocks,
+            words,
+            max_tokens,
+            context_tokens=context_tokens,
+            hit_tokens=hit_tokens,
+            passage_tokens=passage_tokens,
+            context_passage_tokens=context_passage_tokens,
+            tier=tier,
+            segment_turns=segment_turns,
+        )
     ranked = by_relevance(blocks)
     picks: dict[tuple[int, int], _Pick] = {}
     sessions: dict[str, int] = {}  # session -> lines taken in it

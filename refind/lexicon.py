@@ -15,6 +15,14 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "FACT_TRANSIENT",
+    "FACT_HYPOTHETICAL",
+    "FACT_INTENT",
+    "FACT_FRAMES",
+    "FACT_FIRST_PERSON",
+    "FACT_DOMAINS",
+    "FACT_CHANGE",
+    "CONSEQUENTIAL_DOMAINS",
     "ANALYZER_STOP_WORDS",
     "ANSWER_FORM",
     "ASKED_UNIT",
@@ -276,6 +284,154 @@ STEM_STOP_WORDS = frozenset({
 """Words too common (or too much the standing rule's own) to say what a question and a standing instruction
 share: left out of their topic stems."""
 
+# --------------------------------------------------------------------------- standing facts about a person
+
+# fmt: off
+FACT_DOMAINS: dict[str, frozenset[str]] = {
+    # conditions and diagnoses, disabilities, pregnancy: a lasting state of the body or mind
+    "health": frozenset({
+        "diagnosed", "diagnosis", "chronic", "condition", "disease", "disorder", "syndrome", "diabetes", "diabetic",
+        "asthma", "asthmatic", "epilepsy", "epileptic", "seizures", "migraine", "migraines", "arthritis", "celiac",
+        "coeliac", "crohn's", "colitis", "ibs", "adhd", "autism", "autistic", "dyslexia", "dyslexic", "depression",
+        "bipolar", "ptsd", "ocd", "anxiety", "cancer", "chemo", "chemotherapy", "remission", "surgery",
+        "transplant", "pacemaker", "implant", "herniated", "hernia", "tinnitus", "hypertension", "cholesterol",
+        "thyroid", "kidney", "liver", "heart", "concussion", "injury", "sclerosis", "fibromyalgia", "lupus",
+        "pregnant", "pregnancy", "trimester", "ivf", "postpartum", "sober", "sobriety", "recovering",
+        "addiction", "deaf", "blind", "wheelchair", "mobility", "disability", "disabled", "amputee",
+        "prosthetic", "hearing", "vision", "insomnia", "apnea", "anemia", "anemic", "gallbladder", "colorblind",
+        "phobia", "fear", "afraid", "seasick", "carsick", "motion", "crutches", "cast", "breastfeeding", "nursing",
+        "psychiatrist", "therapist", "pediatrician", "surgeon", "cardiologist", "dermatologist", "neurologist",
+    }),
+    # medicines taken for a while
+    "medication": frozenset({
+        "medication", "medications", "meds", "medicine", "prescription", "prescribed", "pills", "insulin",
+        "inhaler", "antidepressant", "antidepressants", "dose", "dosage", "steroids", "blood thinner",
+        "thinners", "birth control", "epipen",
+    }),
+    # what a person eats and drinks, and cannot
+    "diet": frozenset({
+        "allergic", "allergy", "allergies", "intolerant", "intolerance", "anaphylaxis", "vegan", "vegetarian",
+        "pescatarian", "keto", "paleo", "kosher", "halal", "gluten", "dairy", "lactose", "peanut", "peanuts",
+        "nut", "nuts", "shellfish", "sugar", "sodium", "alcohol", "drink", "teetotal", "fasting", "diet",
+    }),
+    # faith and practice
+    "religion": frozenset({
+        "muslim", "jewish", "christian", "catholic", "hindu", "sikh", "buddhist", "mormon", "orthodox",
+        "religious", "faith", "sabbath", "shabbat", "ramadan", "lent", "church", "mosque", "synagogue",
+        "temple", "pray", "prayer", "prayers",
+    }),
+    # the household: who depends on whom
+    "family": frozenset({
+        "wife", "husband", "partner", "spouse", "fiance", "fiancee", "son", "daughter", "kid", "kids", "child",
+        "children", "toddler", "baby", "infant", "teenager", "newborn", "twins", "mom", "mother", "dad",
+        "father", "parents", "sister", "brother", "grandmother", "grandfather", "grandma", "grandpa",
+        "in-laws", "stepson", "stepdaughter", "custody", "caregiver", "nanny", "daycare", "engaged", "married",
+        "widowed", "widow", "widower", "separated",
+    }),
+    "pets": frozenset({
+        "dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "rabbit", "parrot", "horse", "chickens", "hens",
+        "goats", "livestock",
+    }),
+    # where and how a person lives
+    "home": frozenset({
+        "live", "lives", "apartment", "flat", "house", "rent", "renting", "landlord", "lease", "mortgage",
+        "moved", "neighborhood", "neighbourhood", "roommate", "roommates", "rural", "suburbs", "downtown",
+        "car-free", "commute", "stairs", "elevator", "walk-up", "based", "located",
+    }),
+    # a job and its rules
+    "work": frozenset({
+        "job", "employer", "company", "boss", "manager", "codebase", "laptop", "policy", "policies", "contract",
+        "nda", "clearance", "union", "shift", "shifts", "on-call", "freelance", "freelancer", "self-employed",
+        "compliance", "approval", "allowed", "banned", "prohibited", "pinned", "locked", "air-gapped",
+        "nurse", "teacher", "engineer", "developer", "lawyer", "doctor", "pilot", "driver", "contractor",
+        "employee", "firm", "agency", "startup", "blocked", "admin",
+    }),
+    # money owed, earned, left
+    "money": frozenset({
+        "debt", "debts", "loan", "loans", "mortgage", "credit", "bankrupt", "bankruptcy", "savings", "budget",
+        "income", "salary", "paycheck", "inheritance", "inherited", "alimony", "pension", "retired",
+        "retirement", "unemployed", "laid", "benefits", "disability", "tuition",
+    }),
+    # status before the law
+    "legal": frozenset({
+        "visa", "h-1b", "h1b", "green", "citizen", "citizenship", "immigrant", "immigration", "daca", "asylum",
+        "refugee", "resident", "residency", "probation", "parole", "dui", "license", "licence", "court",
+        "lawsuit", "divorce", "divorced", "custody", "record", "felony", "passport",
+    }),
+    # what a person keeps doing, has committed to
+    "commitment": frozenset({
+        "training", "marathon", "league", "practice", "volunteer", "volunteering", "non-negotiable", "commitment",
+        "committed", "degree", "semester", "studying", "certification", "choir", "orchestra", "team", "club",
+    }),
+    # what a person holds to, and has learned
+    "values": frozenset({
+        "believe", "belief", "beliefs", "values", "principle", "principles", "refuse", "lesson", "lessons",
+        "learned", "learnt", "boundaries", "boundary", "ethical", "ethics", "boycott", "conscience",
+    }),
+}
+# fmt: on
+"""The words of a person's lasting facts, by domain (:mod:`refind.standing`): a first-person sentence holding
+one of them, with no sign of being passing, is read as a standing fact of that domain. The domains whose facts
+have consequences for what an assistant should suggest come first in :data:`CONSEQUENTIAL_DOMAINS`."""
+
+CONSEQUENTIAL_DOMAINS = ("health", "medication", "diet", "family", "legal", "money", "work", "religion")
+"""The domains whose standing facts a search offers first when none shares a word with the question: health and
+medicines, diet and allergies, the household (pregnancy, children), legal status, money, work rules, faith."""
+
+FACT_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I
+)
+"""A sentence about the person (or their household): it names them in the first person."""
+
+FACT_FRAMES = re.compile(
+    r"\b(?:i(?:'m|\s+am)\s+(?:a|an)\s+\w+(?:\s+\w+)?$"  # "I'm a cellist", "I'm an ER nurse"
+    r"|i(?:'m|\s+am)\s+(?:not\s+)?allowed|i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|take|use|fly|drive|"
+    r"lift|walk|run|install|travel|work)|i\s+(?:don't|do\s+not|never)\s+(?:eat|drink|fly|drive|smoke|use|work)"
+    r"|i(?:'ve|\s+have)\s+been\s+\w+(?:\s+\w+)?\s+(?:for|since)\b|\bsince\s+(?:19|20)\d\d\b"
+    r"|every\s+(?:day|night|morning|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|i\s+(?:always|never)\b|i\s+(?:take|use)\s+\w+\s+(?:daily|every|twice|for\s+my)"
+    r"|i(?:'m|\s+am)\s+on\s+\w+(?:in|ol|ide|pam|pril|statin|mab|ine|one|ate)\b)",
+    re.I,
+)
+"""Shapes of a lasting statement whatever its words: an identity ("I'm a …"), a rule kept ("I can't eat …",
+"I don't drink"), a duration ("I've been … for/since"), a routine ("every Monday"), a medicine taken ("I'm on
+…statin")."""
+
+FACT_TRANSIENT = re.compile(
+    r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week)|right\s+now|at\s+the\s+moment|just\s+now|"
+    r"in\s+(?:a\s+few|ten|\d+)\s+minutes|about\s+to|on\s+my\s+way|so\s+(?:tired|sleepy|hungry|bored|cold|hot)|"
+    r"(?:tired|sleepy|hungry|bored|freezing|exhausted)\b|before\s+my\s+(?:train|flight|meeting)|"
+    r"i\s+have\s+(?:a|one|two|some)\s+(?:quick\s+)?(?:question|meeting|appointment|call|minute|hour)|"
+    r"i(?:'m|\s+am)\s+(?:typing|listening|watching|reading|writing|sitting|waiting|at\s+the|halfway))",
+    re.I,
+)
+"""Signs that a first-person sentence is passing, not lasting: a time of today ("tonight", "right now"), a
+feeling of the moment ("so tired"), an errand ("I have a meeting in ten minutes"), what one is doing now."""
+
+FACT_INTENT = re.compile(
+    r"\b(?:i(?:'m|\s+am|\s+was|'ve\s+been|\s+have\s+been)\s+(?:also\s+)?(?:thinking|planning|looking|considering|"
+    r"wondering|meaning|hoping|interested|curious|excited|going\s+to)|i(?:'d|\s+would)\s+(?:love|like)|"
+    r"i\s+(?:want|need|wonder|plan|hope|struggle)\b|i\s+was\s+(?:thinking|wondering|hoping)|i'll\b|i\s+will\b|"
+    r"i(?:'ve|\s+have)\s+(?:had|been\s+having)\s+(?:some|a\s+few|great|good|bad)\b)",
+    re.I,
+)
+"""Signs that a first-person sentence asks or plans rather than states what lasts: "I'm thinking of…",
+"I'd love to…", "I want…", "I'll…" (a request in the first person)."""
+
+FACT_HYPOTHETICAL = re.compile(
+    r"\b(?:if\s+i|what\s+if|suppose|imagine|hypothetically|let's\s+say|would\s+it|in\s+a\s+story|my\s+character)\b",
+    re.I,
+)
+"""A sentence about what is not the case: a supposition, a story, a character."""
+
+FACT_CHANGE = re.compile(
+    r"\b(?:no\s+longer|not\s+anymore|any\s+more|anymore|moved\s+to|quit|stopped|gave\s+up|turned\s+out|"
+    r"cleared|approved|finally|paid\s+off|debt-free|in\s+remission|officially|now\s+i|we\s+now|now\s+a)\b",
+    re.I,
+)
+"""Words that say a standing fact changed: a later one with them supersedes an earlier one on the subject."""
+
+
 LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "analyzer_stop": ANALYZER_STOP_WORDS,
     "keyword_stop": KEYWORD_STOP_WORDS,
@@ -295,6 +451,13 @@ LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "standing_anywhere": STANDING_ANYWHERE,
     "request": REQUEST_CUES,
     "stem_stop": STEM_STOP_WORDS,
+    **{f"fact_{name}": words for name, words in FACT_DOMAINS.items()},
+    "fact_first_person": FACT_FIRST_PERSON,
+    "fact_frames": FACT_FRAMES,
+    "fact_transient": FACT_TRANSIENT,
+    "fact_hypothetical": FACT_HYPOTHETICAL,
+    "fact_intent": FACT_INTENT,
+    "fact_change": FACT_CHANGE,
 }
 """Every list and pattern, by name."""
 

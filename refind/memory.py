@@ -6,6 +6,7 @@ import bisect
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.config import Settings
 from refind.embed.base import Embedder
+from refind.embed.choose import default_embedder
 from refind.embed.worker import VectorWorker
 from refind.errors import EmbedderUnavailable, IndexFormatError, InvalidInput
 from refind.fusion import Fusion
@@ -166,7 +168,8 @@ class Memory:
     ``read_only=True`` opens an existing index without taking the write lock (for readers beside a server).
     Setting overrides (``bm25_k1``, ``jvm_heap``, ...) are passed as keywords.
 
-    ``embedder`` (an :class:`~refind.embed.Embedder`) gives messages vectors, for search by meaning: its
+    ``embedder`` (an :class:`~refind.embed.Embedder`; by default the ``embedder`` setting's, the local model;
+    None: words only) gives messages vectors, for search by meaning: its
     model is recorded in the index (another model's index is an :class:`IndexFormatError` naming the fix),
     and a writable memory runs a background worker that embeds what awaits its vector
     (:mod:`refind.embed.worker`; ``embed_in_background=False``: only :meth:`embed_pending` does). Every
@@ -181,7 +184,7 @@ class Memory:
         read_only: bool = False,
         settings: Settings | None = None,
         store: Engine | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | None | str = "default",
         embed_in_background: bool = True,
         **overrides: Any,
     ) -> None:
@@ -200,7 +203,13 @@ class Memory:
         else:  # the JVM starts here (for the Lucene engine), not at import refind
             self.store = open_engine(path, settings=settings, read_only=read_only)
         self._writes = WritePath(self.store)
+        if isinstance(embedder, str):
+            if embedder != "default":
+                self.store.close()
+                raise InvalidInput("embedder: expected an Embedder, None (words only) or 'default'")
+            embedder = default_embedder(settings.embedder)
         self.embedder: Embedder | None = embedder
+        self._query_pool: ThreadPoolExecutor | None = None
         self._worker: VectorWorker | None = None
         self._background = embed_in_background
         if embedder is not None:
@@ -579,7 +588,24 @@ class Memory:
             standing=s.standing,
             scope=scope,
             segment_turns=s.segment_turns,
+            embed_query=self._question_vector(reading.text),
         )
+
+    def _question_vector(self, text: str) -> Callable[[str], Sequence[float]] | None:
+        """The question's vector, started now in a thread of this memory's so that it is ready when the word
+        rounds are done (the model releases the GIL); None when the index holds no vectors of this memory's
+        embedder (then no round by meaning)."""
+        embedder = self.embedder
+        if embedder is None or self.store.vector_model() is None:
+            return None
+        if self._query_pool is None:
+            self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="refind-question")
+        future = self._query_pool.submit(embedder.embed, [text])
+
+        def vector(asked: str) -> Sequence[float]:
+            return future.result()[0] if asked == text else embedder.embed([asked])[0]
+
+        return vector
 
     def _fusion(self) -> Fusion:
         s = self.settings
@@ -844,6 +870,8 @@ class Memory:
         Idempotent. What awaits its vector stays queued in the index."""
         if self._worker is not None:
             self._worker.stop()
+        if self._query_pool is not None:
+            self._query_pool.shutdown(wait=True)
         self.store.close()
 
     def drop(self) -> None:

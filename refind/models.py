@@ -475,6 +475,10 @@ class Turn(BaseModel):
     time_text: str | None = None
     matched: bool = False
     score: float = 0.0
+    nearness: float | None = None
+    """Its cosine similarity to the question when the round by meaning found it among the nearest messages
+    (refind.search.session.SearchSession.meaning), else None: a budget offers such turns in a reserved share
+    when the word evidence it packs does not show them."""
 
 
 class Evidence(BaseModel):
@@ -501,6 +505,10 @@ class Evidence(BaseModel):
     standing: bool = False
     """A standing instruction or preference the person gave (refind.standing), offered beside the evidence
     in a small reserved share of the budget and rendered under its own header."""
+    meaning: bool = False
+    """Found by the round by meaning alone (no word round returned its turns): its hits carry their
+    ``nearness``; a budget shows them only in the share it reserves for what meaning found
+    (refind.evidence.pack)."""
 
     @property
     def first_turn(self) -> int:

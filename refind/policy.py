@@ -33,6 +33,14 @@ class Policy:
     weight_feedback: float = 0.5
     """Weight of the pseudo-relevance feedback round (off by default). ablation.md "Searched for the remaining
     targets of issue 12, not kept"."""
+    weight_meaning: float = 0.25
+    """Weight of the round by meaning (issue 27) in the fused session ranking: its sessions by their message
+    nearest the question. ablation.md "Meaning beside words"."""
+    meaning_hits: int = 8
+    """The round by meaning keeps this many of the nearest messages no word round returned. Same section."""
+    meaning_share: float = 0.2
+    """A budget offers them in this share of it, the nearest first; what they leave goes to the word evidence.
+    Same section."""
     weight_browse: float = 0.5
     """Weight of a browse's sessions (a period scrolled by recency, openings, how it began): they were not
     ranked by words. docs/search.md "Questions that are not one lookup"."""

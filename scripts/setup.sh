@@ -56,5 +56,8 @@ PY
   fi
   rm -rf "$tmp"
 fi
+# the local embedding model (refind.embed.local), built offline from the installed weights into the venv
+"$VENV/bin/python" -m refind.embed.local install "$VENV/share/refind/models"
+
 touch "$VENV/.refind-setup-done"
 echo "refind setup: ready in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1))"

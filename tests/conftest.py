@@ -40,6 +40,10 @@ def lucene_reader(path: Path) -> Iterator[Any]:
 # Reading commands run in-process here (a CliRunner's monkeypatch must reach the code, and no background search
 # process may outlive a test); tests/test_daemon.py turns the daemon on with a fixture that stops it.
 os.environ["REFIND_DAEMON"] = "0"
+# Memories in tests search by words unless a test gives them an embedder (tests/test_meaning.py runs the real
+# local model end to end): the default model embeds every message added in a background thread, which would
+# make every fixture that loads a conversation pay tens of seconds of CPU on these 2-core machines.
+os.environ["REFIND_EMBEDDER"] = "off"
 
 
 @pytest.fixture(scope="session")
@@ -63,6 +67,7 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT)
     env["REFIND_DATA"] = str(tmp_path / "default-data")
     env["REFIND_DAEMON"] = "0"
+    env["REFIND_EMBEDDER"] = "off"  # as in-process (above); tests/test_meaning.py turns the model on
     return env
 
 

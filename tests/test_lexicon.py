@@ -175,9 +175,16 @@ def test_the_checks_catch_what_they_look_for() -> None:
 
 
 def test_every_list_is_picked_by_name() -> None:
+    named = list(lexicon.LISTS.values())
     for name in lexicon.__all__:
-        if name.isupper():
-            assert getattr(lexicon, name) in lexicon.LISTS.values() or name == "LISTS", name
+        value = getattr(lexicon, name)
+        if name in {"LISTS", "CONSEQUENTIAL_DOMAINS"}:  # the index itself; an order of FACT_DOMAINS' names
+            continue
+        if isinstance(value, dict):  # a list per domain: each picked by name
+            assert all(v in named for v in value.values()), name
+        elif name.isupper():
+            assert value in named, name
+    assert set(lexicon.CONSEQUENTIAL_DOMAINS) <= set(lexicon.FACT_DOMAINS)
     assert lexicon.word_list("keyword_stop") is lexicon.KEYWORD_STOP_WORDS
     with pytest.raises(KeyError, match="known: "):
         lexicon.word_list("klingon")

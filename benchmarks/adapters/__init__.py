@@ -25,7 +25,7 @@ from benchmarks.adapters.bm25 import BM25Adapter
 from benchmarks.adapters.grep import GrepAdapter
 from benchmarks.adapters.http import RefindHTTPAdapter
 from benchmarks.adapters.refind_agent import RefindAdapter, RefindLLMAdapter, RefindOpenSearchAdapter
-from benchmarks.adapters.vector import VectorAdapter
+from benchmarks.adapters.vector import DenseAdapter, VectorAdapter
 
 __all__ = ["ADAPTERS", "Adapter", "AdapterConfig", "RankedItem", "create", "unavailable"]
 
@@ -36,6 +36,7 @@ ADAPTERS: dict[str, Any] = {
     "refind-llm": RefindLLMAdapter,
     "refind-http": RefindHTTPAdapter,
     "refind-opensearch": RefindOpenSearchAdapter,
+    "dense": DenseAdapter,
     "vector": VectorAdapter,
 }
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from benchmarks.adapters.base import AdapterConfig, RankedItem, render_message
 from benchmarks.datasets import Question, Session
+from benchmarks.embedcache import cached
 
 __all__ = ["BM25Adapter"]
 
@@ -47,16 +48,25 @@ def warm_up_once() -> None:
     refind.warm_up()
 
 
-def open_haystack(sessions: Sequence[Session]) -> Any:
+def open_haystack(sessions: Sequence[Session], *, meaning: bool = False) -> Any:
     """A fresh in-memory Memory holding ``sessions`` under one user (:data:`_USER`), in a warmed process
-    (:func:`warm_up_once`)."""
+    (:func:`warm_up_once`). With ``meaning``, the memory has the embedder its settings name
+    (``REFIND_EMBEDDER``, the local model by default; vectors kept across runs, :mod:`benchmarks.embedcache`)
+    and every message has its vector before it is returned (embedded in this thread: deterministic)."""
     import refind
+    from refind.embed import default_embedder
 
     warm_up_once()
 
-    memory = refind.Memory.in_memory()
+    embedder = None
+    if meaning:
+        chosen = default_embedder(refind.Settings.from_env().embedder)
+        embedder = cached(chosen) if chosen is not None else None
+    memory = refind.Memory.in_memory(embedder=embedder, embed_in_background=False)
     try:
         memory.import_sessions(s.to_log(_USER) for s in sessions)
+        if embedder is not None:
+            memory.embed_pending()
     except BaseException:
         memory.close()
         raise

@@ -108,7 +108,7 @@ class RefindAdapter:
         return None
 
     def init(self, sessions: Sequence[Session], config: AdapterConfig) -> _State:
-        return _State(open_haystack(sessions))
+        return _State(open_haystack(sessions, meaning=True))
 
     def _search(self, state: _State, question: Question, k: int, max_tokens: int | None = None) -> Any:
         return state.memory.search(question.text, _USER, now=question.now, top_k=k, max_tokens=max_tokens)

@@ -5,6 +5,7 @@ OpenAI-compatible embeddings endpoint (:class:`~refind.embed.endpoint.EndpointEm
 """
 
 from refind.embed.base import Embedder, normalized
+from refind.embed.choose import default_embedder
 from refind.embed.endpoint import EndpointEmbedder
 
-__all__ = ["Embedder", "EndpointEmbedder", "normalized"]
+__all__ = ["Embedder", "EndpointEmbedder", "default_embedder", "normalized"]

@@ -292,6 +292,7 @@ def _blocks(
                                     "time_text": t.time_text,
                                     "matched": t.id in matched,
                                     "score": hit_score.get(t.id, 0.0),
+                                    "nearness": None,
                                 },
                             )
                             for t in run
@@ -301,6 +302,7 @@ def _blocks(
                         "noted": False,
                         "terms": list(terms),
                         "standing": False,
+                        "meaning": False,
                     },
                 )
             )

@@ -40,8 +40,13 @@ def merge_blocks(a: Evidence, b: Evidence) -> Evidence:
     for t in b.turns:
         if t.turn in turns:
             old = turns[t.turn]
+            near = [x for x in (old.nearness, t.nearness) if x is not None]
             turns[t.turn] = old.model_copy(
-                update={"matched": old.matched or t.matched, "score": max(old.score, t.score)}
+                update={
+                    "matched": old.matched or t.matched,
+                    "score": max(old.score, t.score),
+                    "nearness": max(near) if near else None,
+                }
             )
         else:
             turns[t.turn] = t
@@ -87,6 +92,7 @@ class SearchSession:
         standing: int = 0,
         scope: Sequence[str] | None = None,
         segment_turns: int = POLICY.segment_turns,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
     ) -> None:
         self.reading = reading
         self._readings: dict[ReadingRules, QuestionReading] = {reading.rules: reading}
@@ -112,6 +118,7 @@ class SearchSession:
         self.read_ids: set[str] = set()
         self.read_sessions: set[str] = set()
         self._blocks: list[Evidence] = []
+        self._meaning: list[Evidence] = []  # the round by meaning's blocks: beside the word evidence
         self._trace: list[RoundTrace] = []
         self.finished = False
         # give the top sessions without a block one at result time (an agent that hands on only what its
@@ -126,6 +133,8 @@ class SearchSession:
         self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.query.shape)
         self.shape_reason: str | None = None
         self._question_terms: list[str] | None = None
+        self._embed_query = embed_query  # the question's vector, for a round by meaning (None: no embedder)
+        self._question_vector: list[float] | None = None
 
     # ------------------------------------------------------------------ what agents read
 
@@ -174,6 +183,19 @@ class SearchSession:
         if self._question_terms is None:
             self._question_terms = self.store.analyze(self.reading.text)
         return self._question_terms
+
+    @property
+    def can_embed(self) -> bool:
+        """Whether this search has an embedder, so that a round by meaning can run."""
+        return self._embed_query is not None
+
+    def question_vector(self) -> list[float] | None:
+        """The question's vector (embedded once), or None without an embedder."""
+        if self._embed_query is None:
+            return None
+        if self._question_vector is None:
+            self._question_vector = [float(x) for x in self._embed_query(self.reading.text)]
+        return self._question_vector
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -266,6 +288,56 @@ class SearchSession:
             self._credit(got.titled, weight)
         new = self._absorb(found)
         self._record("search", round_, round_no, t0, len(hits), new, content_terms=content)
+        return new
+
+    def meaning(self, round_: Round, *, hits: int = POLICY.meaning_hits) -> list[Evidence]:
+        """A round by meaning: the person's messages whose vectors are nearest the question's (cosine,
+        :meth:`refind.store.base.Reader.knn`; its time filter and roles apply inside the search). Its
+        sessions, by their nearest message, are credited at ``round_.weight`` in the fused ranking. Its
+        ``hits`` nearest messages are marked with their ``nearness``: in the evidence where a word round
+        returned them, else in blocks of their own (``meaning``, windows as for word hits). A budget offers
+        them, nearest first, in a reserved share when the word evidence it packs does not show them
+        (:func:`refind.evidence.pack`). Nothing without an embedder."""
+        vector = self.question_vector()
+        if vector is None:
+            return []
+        t0 = time.perf_counter()
+        round_no = self.rounds + 1
+        filters = self._filters(round_.date_from, round_.date_to, round_.roles)
+        ranked = self.store.knn(
+            self.user_id,
+            vector,
+            max(self.overfetch, hits),
+            replace(filters, exclude_ids=None, exclude_sessions=None),
+        )
+        self._credit((h.session_id for h in ranked), round_.weight)
+        near = {h.id: h.score for h in ranked[:hits]}
+        self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned
+        unread = [h for h in ranked[:hits] if not self._is_read(h)]
+        found = build_blocks(
+            self.store,
+            self.user_id,
+            [(h, h.score) for h in unread],
+            self.window,
+            {h.id for h in unread},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+        )
+        new = []
+        for block in found:  # the turns of its windows that no earlier round returned
+            turns = [t for t in block.turns if t.id not in self.read_ids]
+            if any(t.matched for t in turns):
+                span = f"{block.session_id}#{turns[0].turn}-{turns[-1].turn}"
+                block = block.model_copy(update={"turns": turns, "meaning": True, "id": span})
+                new.append(_with_nearness(block, near))
+        for h in unread:
+            self.best_hit.setdefault(h.session_id, h)
+        self._seen_before = set(self.read_ids)
+        for block in new:
+            self.read_ids.update(t.id for t in block.turns)
+        self._meaning.extend(new)
+        self._record("search", round_, round_no, t0, len(ranked), new)
         return new
 
     def period(
@@ -482,7 +554,7 @@ class SearchSession:
         """Give each of the ``top_k`` best sessions (by the fused ranking across rounds) at least one block:
         a session can rank high on its whole text and on several rounds without one of its messages making
         a round's top_k hits. Its best hit is expanded to a window like any other. Returns the new blocks."""
-        with_blocks = {b.session_id for b in self._blocks}
+        with_blocks = {b.session_id for b in [*self._blocks, *self._meaning]}
         top = sorted(self._session_score, key=lambda sid: -self._session_score[sid])[: self.top_k]
         missing = [
             (self.best_hit[sid], 0.0) for sid in top if sid not in with_blocks and sid in self.best_hit
@@ -563,11 +635,12 @@ class SearchSession:
             self.complete()
         chosen = noted or self._blocks
         standing = self.standing_blocks()
-        blocks = with_info(self.store, self.user_id, [*self._final(chosen), *standing])  # headers show them
+        meaning = [] if noted else self._final(self._meaning, "lookup")
+        blocks = with_info(self.store, self.user_id, [*self._final(chosen), *meaning, *standing])  # headers
         floor = None
         if self.floor is not None and not noted:
             floor = with_info(
-                self.store, self.user_id, [*self._final(self.floor, self.floor_shape), *standing]
+                self.store, self.user_id, [*self._final(self.floor, self.floor_shape), *meaning, *standing]
             )
         result = SearchResult(
             question=self.question,
@@ -611,6 +684,14 @@ def drop_near_duplicates(
         kept.append((block, words))
     ids = {b.id for b, _ in kept}
     return [b for b in blocks if b.id in ids]
+
+
+def _with_nearness(block: Evidence, near: dict[str, float]) -> Evidence:
+    """``block`` with the turns the round by meaning found marked by their cosine to the question."""
+    if not any(t.id in near for t in block.turns):
+        return block
+    turns = [t.model_copy(update={"nearness": near[t.id]}) if t.id in near else t for t in block.turns]
+    return block.model_copy(update={"turns": turns})
 
 
 def with_info(store: Reader, user_id: str, blocks: list[Evidence]) -> list[Evidence]:

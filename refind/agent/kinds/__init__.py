@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from refind.agent.kinds._base import Kind, PlanContext, PlanKnobs, Slot
 from refind.agent.kinds.feedback import FEEDBACK, feedback_terms
+from refind.agent.kinds.meaning import MEANING
 from refind.agent.kinds.openings import BEGINNING, OPENINGS
 from refind.agent.kinds.question import BROAD, OWN_WORDS, PHRASING
 from refind.agent.kinds.terms import OPTION, RARER, RELAXED
@@ -94,6 +95,20 @@ class Kinds:
 
 
 KINDS = Kinds(
-    (PERIOD, BROAD, PHRASING, TIME, RARER, OPTION, RELAXED, OWN_WORDS, BEGINNING, OPENINGS, FEEDBACK, TOOL)
+    (
+        PERIOD,
+        BROAD,
+        PHRASING,
+        TIME,
+        RARER,
+        OPTION,
+        RELAXED,
+        OWN_WORDS,
+        MEANING,
+        BEGINNING,
+        OPENINGS,
+        FEEDBACK,
+        TOOL,
+    )
 )
 """Every agent's kinds, in plan order."""
