@@ -38,6 +38,18 @@ their figures come from the same window and compare as ratios. Per configuration
   own memory. A list of the corpus held in memory costs the import the garbage collector's scans of it (the
   difference between ``ingest_fresh`` and ``stream`` at a million messages).
 
+With ``--meaning on`` each configuration is measured a second time with search by meaning (issue 36; ``both``
+measures each with and without, one after the other, and reports the ratios). Its vectors come from a
+stand-in (:class:`StandIn`: each message's hashed words in the local model's 384 dimensions, at no model
+cost), so that 100,000 messages get their vectors in minutes: what a search costs does not depend on what the
+vectors say (the engine compares a person's vectors one by one up to 20,000 of them, a graph search above),
+and every question pays the real model's time (its vector is computed by the model, then replaced by the
+stand-in's). What the model itself costs is measured apart: ``model_msgs_per_s`` (the local model on 1,024
+of the corpus's messages, in the worker's batches), ``vectors_write_per_s`` (the engine writing the stand-in's
+vectors: the ceiling the worker cannot pass whatever the model), and ``meaning_delay_ms`` (an add of 20
+messages to a warm memory with the real model in the background, until a search by meaning can find them;
+p50 and p95 of 10).
+
 With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
 per question, many small sessions), loaded into memory first, into an empty index and again; ``index_mb``
 is the index's size on disk after the first import. Beside it, each in a fresh process of its own, the
@@ -66,9 +78,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import refind
 from refind.loaders import iter_longmemeval
@@ -324,6 +338,63 @@ def _dist(name: str, ms: list[float]) -> dict[str, float]:
     return {f"{name}_p50_ms": round(statistics.median(ms), 3), f"{name}_p95_ms": round(_pct(ms, 95), 3)}
 
 
+class StandIn:
+    """The perf corpus's vectors at no model cost (see the module's doc): a text's hashed words in ``model``'s
+    dimensions, unit length; a call for one text (a question) also runs ``model`` on it, for its time."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = "perf-stand-in"
+        self.dimensions = int(model.dimensions)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if len(texts) == 1:
+            self.model.embed(texts)  # a question: the real model's time, its vector unused
+        return [self._vector(t) for t in texts]
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dimensions
+        for word in _WORD.findall(text.lower()):
+            h = zlib.crc32(word.encode())
+            v[h % self.dimensions] += 1.0 if h & 0x80000000 else -1.0
+        n = math.sqrt(sum(x * x for x in v)) or 1.0
+        return [x / n for x in v]
+
+
+def _meaning_costs(texts: list[str]) -> dict[str, float]:
+    """The local model's rate on ``texts`` (the worker's batches), and the delay from an add of 20 messages to
+    a search by meaning finding them, with the model in the background of a warm memory (module doc)."""
+    from refind.embed.local import LocalEmbedder
+    from refind.embed.worker import BATCH
+
+    model = LocalEmbedder()
+    model.embed(texts[:BATCH])  # the session's first run
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), BATCH):
+        model.embed(texts[i : i + BATCH])
+    rate = len(texts) / (time.perf_counter() - t0)
+    delays = []
+    with (
+        tempfile.TemporaryDirectory(prefix="refind-perf-delay-") as tmp,
+        refind.Memory(Path(tmp) / "index", embedder=model) as mem,
+    ):
+        for i in range(11):
+            batch = [
+                {
+                    "role": "user" if j % 2 == 0 else "assistant",
+                    "content": texts[(i * 20 + j) % len(texts)],
+                }
+                for j in range(20)
+            ]
+            t = time.perf_counter()
+            mem.add("delay", f"s{i}", batch)
+            if not mem.wait_for_vectors(120):
+                raise RuntimeError("the embedding worker did not finish within 120 s")
+            if i:  # the first add opens the model's session
+                delays.append((time.perf_counter() - t) * 1000)
+    return {"model_msgs_per_s": round(rate, 1), **_dist("meaning_delay", delays)}
+
+
 def _import_rate(mem: refind.Memory, logs: list[SessionLog], desc: str) -> tuple[float, int]:
     """msgs/s of one ``import_sessions`` of ``logs`` (messages read, whether or not written), and how many
     were added."""
@@ -385,8 +456,10 @@ def measure(
     store: str | None = None,
     steady: int = 1500,
     freeze: bool = False,
+    meaning: bool = False,
 ) -> dict:
-    """One configuration, in this process (see the module's doc). ``store``: a store URL
+    """One configuration, in this process (see the module's doc). ``meaning``: with search by meaning (the
+    stand-in's vectors, the model's time per question). ``store``: a store URL
     (``opensearch://host:port/prefix``) instead of a temporary index directory; ``-{users}u`` is appended
     to its prefix, which must hold nothing."""
     from tqdm import tqdm
@@ -398,11 +471,31 @@ def measure(
     generate_s = time.perf_counter() - t0
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
     try:
-        mem = refind.Memory(f"{store}-{users}u" if store is not None else tmp / "index")
+        embedder = None
+        if meaning:
+            from refind.embed.local import LocalEmbedder
+
+            embedder = StandIn(LocalEmbedder())
+        mem = refind.Memory(
+            f"{store}-{users}u" if store is not None else tmp / "index",
+            embedder=embedder,
+            embed_in_background=False,
+        )
         fresh, added1 = _import_rate(mem, first, "ingest fresh")
         existing, added2 = _import_rate(mem, second, "ingest existing")
         again, added3 = _import_rate(mem, first, "re-import")
         assert added1 + added2 == messages == mem.count() and added3 == 0, (added1, added2, added3)
+        costs: dict[str, float] = {}
+        if meaning:
+            bar = tqdm(
+                total=messages, unit="vec", desc="vectors (stand-in)", file=sys.stderr, mininterval=1.0
+            )
+            t = time.perf_counter()
+            written = mem.embed_pending(progress=lambda done, total: bar.update(done - bar.n))
+            costs["vectors_write_per_s"] = round(written / (time.perf_counter() - t), 1)
+            bar.close()
+            sample = [m.content for log in first[:400] for m in log.messages][:1024]
+            costs.update(_meaning_costs(sample))
         # the rebuild's yardstick needs one user's texts (strings: nothing for the garbage collector to
         # scan); the corpus itself goes, so the timings below are refind's and not the collector's scans
         # of the benchmark's own millions of objects (they made search p95 ten times p50)
@@ -426,6 +519,8 @@ def measure(
             t = time.perf_counter()
             mem.add(user, f"live-{i}", batch)
             add_ms.append((time.perf_counter() - t) * 1000)
+        if meaning:
+            mem.embed_pending()  # the adds' vectors, so every search below can find everything by meaning
 
         vocab = NAMES + PLACES + FOODS + ACTIVITIES + THINGS + WORK
         query_ms = []
@@ -522,6 +617,8 @@ def measure(
             else {}
         ),
         "rss_mb": round(_rss_peak_mb(), 1),
+        "meaning": meaning,
+        **costs,
         "store": store or "lucene (a temporary directory)",
         "settings": {
             "seed": seed,
@@ -546,7 +643,7 @@ def measure_stream(messages: int, users: int, seed: int = 7, store: str | None =
     first_n = messages - messages // 5
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
     try:
-        mem = refind.Memory(f"{store}-{users}u-stream" if store is not None else tmp / "index")
+        mem = refind.Memory(f"{store}-{users}u-stream" if store is not None else tmp / "index", embedder=None)
         t0 = time.perf_counter()
         added = mem.import_sessions(corpus(first_n, users, seed)).added
         seconds = time.perf_counter() - t0
@@ -570,7 +667,7 @@ def measure_dataset(path: Path) -> dict:
     load_s = time.perf_counter() - t0
     tmp = Path(tempfile.mkdtemp(prefix="refind-perf-"))
     try:
-        mem = refind.Memory(tmp / "index")
+        mem = refind.Memory(tmp / "index", embedder=None)
         fresh, added = _import_rate(mem, logs, "longmemeval fresh")
         index_mb = _dir_mb(tmp / "index")
         again, added_again = _import_rate(mem, logs, "longmemeval re-import")
@@ -668,10 +765,33 @@ def run(
     store: str | None = None,
     steady: int = 1500,
     freeze: bool = False,
+    meaning: str = "off",
 ) -> dict:
     configs = []
+    with_meaning = []
     where = [f"--store={store}"] if store is not None else []
     for u in users:
+        if meaning in ("on", "both"):
+            with_meaning.append(
+                _child(
+                    [
+                        f"--messages={messages}",
+                        f"--users={u}",
+                        f"--seed={seed}",
+                        f"--adds={adds}",
+                        f"--queries={queries}",
+                        f"--searches={searches}",
+                        f"--warmup={warmup}",
+                        f"--rebuilds={rebuilds}",
+                        f"--steady={steady}",
+                        *(["--freeze"] if freeze else []),
+                        "--meaning=on",
+                        *where,
+                    ]  # fmt: skip
+                )
+            )
+            if meaning == "on":
+                continue
         config = _child(
             [
                 f"--messages={messages}",
@@ -691,6 +811,20 @@ def run(
         config.update({k: v for k, v in stream.items() if k.startswith("stream_")})
         configs.append(config)
     report: dict = {"configs": configs}
+    if with_meaning:
+        report["with_meaning"] = with_meaning
+    if configs and len(with_meaning) == len(configs):  # --meaning both: search by meaning over words only
+        report["meaning_over_words"] = [
+            {
+                "messages_per_user": w["messages_per_user"],
+                **{
+                    key: round(m[f"{key}_ms"] / w[f"{key}_ms"], 2)
+                    for key in ("search_p50", "search_steady_p50", "search_steady_p95", "add20_p50")
+                    if f"{key}_ms" in w and f"{key}_ms" in m
+                },
+            }
+            for w, m in zip(configs, with_meaning, strict=True)
+        ]
     if longmemeval is not None:
         report["longmemeval"] = _child([f"--longmemeval={longmemeval}"])
         alone = {
@@ -758,6 +892,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--store", help="a store URL with a fresh prefix (opensearch://host:9200/perf) instead of Lucene"
     )
+    ap.add_argument(
+        "--meaning",
+        choices=("off", "on", "both"),
+        default="off",
+        help="search by meaning too (the stand-in's vectors, the model's time per question); both: "
+        "each configuration with and without, and their ratios",
+    )
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lucene-alone", choices=LUCENE_SHAPES, help=argparse.SUPPRESS)
     ap.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
@@ -787,6 +928,7 @@ def main(argv: list[str] | None = None) -> int:
                 store=args.store,
                 steady=args.steady,
                 freeze=args.freeze,
+                meaning=args.meaning == "on",
             )
         print(json.dumps(report))
         return 0
@@ -806,6 +948,7 @@ def main(argv: list[str] | None = None) -> int:
         store=args.store,
         steady=args.steady,
         freeze=args.freeze,
+        meaning=args.meaning,
     )
     report = {"command": "python -m benchmarks perf " + " ".join(argv), **report}
     (args.out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -16,7 +16,9 @@ if (
 ):  # the names, for type checkers and the API docs; at run time each loads on first use
     from refind.agent import Agent, HeuristicAgent, LLMAgent
     from refind.config import Settings, default_data_dir
+    from refind.embed.base import Embedder
     from refind.errors import (
+        EmbedderUnavailable,
         IndexFormatError,
         IndexLocked,
         InvalidInput,
@@ -41,6 +43,7 @@ if (
         Turn,
     )
     from refind.result import SearchResult
+    from refind.store.base import VectorCounts
     from refind.warmup import WarmUp, warm_up
 
 # Where each public name lives: ``import refind`` stays cheap (a shell command's client side loads only what it
@@ -48,6 +51,8 @@ if (
 _WHERE = {
     "AddResult": "refind.models",
     "Agent": "refind.agent",
+    "Embedder": "refind.embed.base",
+    "EmbedderUnavailable": "refind.errors",
     "Evidence": "refind.models",
     "HeuristicAgent": "refind.agent",
     "Hit": "refind.models",
@@ -70,6 +75,7 @@ _WHERE = {
     "StoreError": "refind.errors",
     "StoreStats": "refind.models",
     "Turn": "refind.models",
+    "VectorCounts": "refind.store.base",
     "WarmUp": "refind.warmup",
     "default_data_dir": "refind.config",
     "format_date": "refind.evidence",
@@ -82,6 +88,8 @@ _WHERE = {
 __all__ = [
     "AddResult",
     "Agent",
+    "Embedder",
+    "EmbedderUnavailable",
     "Evidence",
     "HeuristicAgent",
     "Hit",
@@ -104,6 +112,7 @@ __all__ = [
     "StoreError",
     "StoreStats",
     "Turn",
+    "VectorCounts",
     "WarmUp",
     "__version__",
     "default_data_dir",

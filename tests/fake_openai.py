@@ -21,14 +21,20 @@ the schema would: the reply's text must be one JSON value valid against the sche
 answers HTTP 400 and counts the request in ``fake.unexpected`` (the test's script is wrong: a constrained
 server cannot produce it).
 
+``POST /v1/embeddings`` is answered without the script: each input text gets the vector of
+:class:`tests.embedders.HashingTestEmbedder` (``embedding_dimensions``, default 32), unless
+``fail_embeddings`` is above zero: that many embeddings requests get HTTP 500 first (a server that recovers).
+
 Every request is recorded in ``fake.requests`` (path, headers, parsed JSON body). A request that arrives
 when the script is empty gets HTTP 400 and is counted in ``fake.unexpected``.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+import struct
 import threading
 import time
 from collections import deque
@@ -111,6 +117,8 @@ class FakeOpenAI:
         self.unexpected = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.embedding_dimensions = 32
+        self.fail_embeddings = 0
 
     # ------------------------------------------------------------------ control
 
@@ -180,6 +188,8 @@ class FakeOpenAI:
         except json.JSONDecodeError:
             body = {"_raw": raw.decode("utf-8", "replace")}
         path = h.path.split("?")[0]
+        if path in {"/v1/embeddings", "/embeddings"}:
+            return self._embeddings(h, path, body)
         with self._lock:
             self.requests.append(
                 Request(path, {k.lower(): v for k, v in h.headers.items()}, body, time.time())
@@ -210,6 +220,31 @@ class FakeOpenAI:
             code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(item.status, "server_error")
             return self._send(h, item.status, _error(item.message, code), headers)
         return self._send(h, 200, self._completion(body, item))
+
+    def _embeddings(self, h: BaseHTTPRequestHandler, path: str, body: dict[str, Any]) -> None:
+        from tests.embedders import HashingTestEmbedder
+
+        with self._lock:
+            self.requests.append(
+                Request(path, {k.lower(): v for k, v in h.headers.items()}, body, time.time())
+            )
+            failing = self.fail_embeddings > 0
+            self.fail_embeddings -= 1 if failing else 0
+        if failing:
+            return self._send(h, 500, _error("fake server: embeddings failing", "server_error"))
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
+            return self._send(h, 400, _error("input: expected a non-empty string or list of them", "invalid"))
+        model = HashingTestEmbedder(self.embedding_dimensions)
+        vectors: list[Any] = [model.vector(t) for t in texts]
+        if body.get("encoding_format") == "base64":  # what the openai client asks for unless told otherwise
+            vectors = [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() for v in vectors]
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        usage = {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0}
+        return self._send(
+            h, 200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
+        )
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         n = next(self._ids)

@@ -17,9 +17,11 @@ T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 
 
 def clean_env(tmp: Path) -> dict[str, str]:
-    """This environment without REFIND_* and OPENAI_* (no inherited surprises)."""
+    """This environment without REFIND_* and OPENAI_* (no inherited surprises); servers search by words, as
+    memories in tests do (tests/conftest.py; tests/test_meaning.py turns the model on)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REFIND_", "OPENAI_"))}
     env["REFIND_DATA"] = str(tmp / "default-data")
+    env["REFIND_EMBEDDER"] = "off"
     return env
 
 

@@ -71,7 +71,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("daemon") / "index"
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
     done = cli(
-        {**env, "PYTHONPATH": str(ROOT), "REFIND_DAEMON": "0"},
+        {**env, "PYTHONPATH": str(ROOT), "REFIND_DAEMON": "0", "REFIND_EMBEDDER": "off"},
         "--data",
         str(path),
         "import",
@@ -89,7 +89,11 @@ def env(tmp_path: Path, index: Path) -> Iterator[dict[str, str]]:
     runtime = Path(tempfile.mkdtemp(prefix="rfd"))  # short: a socket's path is at most 108 bytes
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFIND_")}
     env.update(
-        PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(runtime), REFIND_DATA=str(index), REFIND_DAEMON_IDLE="60"
+        PYTHONPATH=str(ROOT),
+        XDG_RUNTIME_DIR=str(runtime),
+        REFIND_DATA=str(index),
+        REFIND_DAEMON_IDLE="60",
+        REFIND_EMBEDDER="off",  # by words, as in-process tests are (tests/conftest.py)
     )
     yield env
     running = status(env)

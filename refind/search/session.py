@@ -307,9 +307,10 @@ class SearchSession:
         ranked = self.store.knn(
             self.user_id,
             vector,
-            max(self.overfetch, hits),
+            max(POLICY.meaning_fetch, hits),
             replace(filters, exclude_ids=None, exclude_sessions=None),
         )
+        ranked = [h for h in ranked if h.score >= POLICY.meaning_floor]
         self._credit((h.session_id for h in ranked), round_.weight)
         near = {h.id: h.score for h in ranked[:hits]}
         self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned

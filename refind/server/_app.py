@@ -414,8 +414,16 @@ def build_app(
         return HealthResponse(status="ok", version=refind.__version__)
 
     def stats() -> StatsResponse:
-        """How many messages the index holds (all users); needs the key."""
-        return StatsResponse(messages=runtime.get().count())
+        """How many messages the index holds (all users), and their vectors; needs the key."""
+        memory = runtime.get()
+        counts = memory.vector_counts()
+        embedder = memory.embedder.name if memory.embedder is not None else None
+        return StatsResponse(
+            messages=memory.count(),
+            vectors=counts.vectors,
+            awaiting_vectors=counts.pending if embedder is not None else 0,
+            embedder=embedder,
+        )
 
     routes: list[tuple[str, Callable[..., Any], str, str, str]] = [
         ("/add", add, "POST", "add", "memory"),

@@ -201,7 +201,13 @@ class HealthResponse(BaseModel):
 
 
 class StatsResponse(BaseModel):
+    """What the index holds (all users): messages; those with a vector for searching by meaning, and those
+    awaiting one; the embedder this server gives new messages (None: it searches by words only)."""
+
     messages: int
+    vectors: int = 0
+    awaiting_vectors: int = 0
+    embedder: str | None = None
 
 
 def _part_text(part: ContentPart | str, *, markers: bool) -> str:
