@@ -93,6 +93,85 @@ def test_concurrent_workers_never_share_an_auto_turn_id(location: str) -> None:
             m.close()
 
 
+def test_a_commit_under_the_write_lock_never_acknowledges_what_the_group_commit_in_flight_lost(
+    location: str,
+) -> None:
+    """Two adds of one session in one group commit, whose compare-and-set loses to another process; a
+    commit made under the write lock (the embedding worker's, here a deletion's) runs while that group commit
+    is in flight. Both adds are resolved again and written: the commit under the lock waits for the one in
+    flight, which settles its failure first (it used to find nothing left to send, report the raced adds
+    committed, and one of them was acknowledged without being written)."""
+    p, q = refind.Memory(location), refind.Memory(location)  # two worker processes of one service
+    store = p.store
+    assert isinstance(store, OpenSearchStore)
+    commits = store._commits
+    send, write = commits._send, store.write
+    held = {1: threading.Event(), 2: threading.Event()}  # the first two commits of p wait for these
+    entered = {1: threading.Event(), 2: threading.Event()}
+    sends, writes = [0], [0]
+
+    def held_send(ops: list[tuple[str, object]]) -> None:
+        sends[0] += 1
+        n = sends[0]
+        if n in held:
+            entered[n].set()
+            assert held[n].wait(60)
+        send(ops)
+
+    def counted_write(batch: object) -> None:
+        write(batch)  # type: ignore[arg-type]
+        writes[0] += 1
+
+    commits._send = held_send  # type: ignore[method-assign]
+    store.write = counted_write  # type: ignore[method-assign]
+    errors: list[BaseException] = []
+
+    def run(fn: object, *args: object) -> threading.Thread:
+        def target() -> None:
+            try:
+                fn(*args)  # type: ignore[operator]
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        t = threading.Thread(target=target)
+        t.start()
+        return t
+
+    def wait_for(cond: object) -> None:
+        deadline = time.monotonic() + 60
+        while not cond():  # type: ignore[operator]
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+    try:
+        threads = [run(p.add, "u", "y", _msg("zero about otters"))]  # commit 1, held
+        assert entered[1].wait(60)
+        threads.append(run(p.add, "u", "x", _msg("first about otters")))  # both wait for commit 1, then
+        wait_for(lambda: writes[0] == 2)  # go in commit 2 together
+        threads.append(run(p.add, "u", "x", _msg("second about otters")))
+        wait_for(lambda: writes[0] == 3)
+        held[1].set()
+        assert entered[2].wait(60)  # commit 2 has taken both adds of x
+        q.add("u", "x", _msg("other worker about otters"))  # x changes: commit 2's compare-and-set fails
+        threads.append(run(p.delete_session, "u", "nothing"))  # commits under the lock meanwhile
+        time.sleep(1.0)
+        held[2].set()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads) and not errors, errors
+        stored = q.store.windows("u", [("x", 0, 99)])[0]
+        assert sorted(h.content for h in stored) == sorted(
+            ["first about otters", "second about otters", "other worker about otters"]
+        )
+        assert sorted(h.turn for h in stored) == [0, 1, 2]
+        assert [h.content for h in q.store.windows("u", [("y", 0, 99)])[0]] == ["zero about otters"]
+    finally:
+        for h in held.values():
+            h.set()
+        p.close()
+        q.close()
+
+
 def test_a_failed_commit_is_not_acknowledged_and_a_retry_writes_once(
     location: str, opensearch: DevCluster
 ) -> None:

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -311,6 +312,10 @@ class WritePath:
         self._failed: list[tuple[int, int, BaseException]] = []  # (after, upto, error) of failed commits
         self._committing = False
         self._commit_cv = threading.Condition()
+        # held from a group commit's seal (under the lock) until its outcome is settled: commits settle in
+        # the order they took their writes, and a commit made under the lock (_commit_now) waits for the one
+        # in flight, so that it never reports as committed a generation an earlier commit took and lost
+        self._gate = threading.Lock()
         self._pending = _Pending()
 
     # ------------------------------------------------------------------ one add
@@ -506,16 +511,22 @@ class WritePath:
                     return
                 self._committing = True
             snap = gen
+            gated = False
             try:
-                with self._lock:
+                with self._lock:  # no write between the snapshot and the seal: the commit covers up to snap
+                    self._gate.acquire()
+                    gated = True
                     snap = self._gen
-                self.engine.commit()
+                    send = self._seal()
+                send()
             except BaseException as exc:
+                with self._commit_cv:
+                    self._settle(snap, exc)
+                    self._committing = False
+                    self._commit_cv.notify_all()
+                if gated:
+                    self._gate.release()
                 with self._lock:
-                    with self._commit_cv:
-                        self._settle(snap, exc)
-                        self._committing = False
-                        self._commit_cv.notify_all()
                     self._pending.drop(snap)
                     if isinstance(exc, StoreError):
                         self._recover_locked(exc)
@@ -526,8 +537,17 @@ class WritePath:
                 self._committing = False
                 self._committed = max(self._committed, snap)
                 self._commit_cv.notify_all()
+            self._gate.release()
             with self._lock:
                 self._pending.drop(snap)
+
+    def _seal(self) -> Callable[[], None]:
+        """What commits exactly the writes made so far (the caller holds the lock): an engine that buffers
+        writes hands them over now (``seal``), so writes made while they are sent wait for the next commit;
+        else its commit, which takes what is written when it runs (an engine that then fails recovers by
+        discarding every write no commit covers: ``_recover_locked``)."""
+        seal = getattr(self.engine, "seal", None)
+        return seal() if seal is not None else self.engine.commit  # type: ignore[no-any-return]
 
     def _settle(self, snap: int, exc: BaseException) -> None:
         """Record that the commit of the generations after the last settled one up to ``snap`` failed
@@ -564,24 +584,28 @@ class WritePath:
             )
 
     def _commit_now(self) -> None:
-        """Commit everything written so far (the caller holds the lock)."""
-        if self._gen == self._committed:
-            return
-        snap = self._gen
-        try:
-            self.engine.commit()
-        except BaseException as exc:
+        """Commit everything written so far (the caller holds the lock), after the group commit in flight
+        (if any) has settled: what that one took and failed to write is its failure, never covered by
+        this commit (which would find nothing of it left to send)."""
+        with self._gate:
+            self._pending.drop(self._committed)  # settled, maybe not yet dropped by the group commit's thread
+            if self._gen == self._committed:
+                return
+            snap = self._gen
+            try:
+                self.engine.commit()
+            except BaseException as exc:
+                with self._commit_cv:
+                    self._settle(snap, exc)
+                    self._commit_cv.notify_all()
+                self._pending.drop(snap)
+                if isinstance(exc, StoreError):
+                    self._recover_locked(exc)
+                raise
             with self._commit_cv:
-                self._settle(snap, exc)
+                self._committed = max(self._committed, snap)
                 self._commit_cv.notify_all()
             self._pending.drop(snap)
-            if isinstance(exc, StoreError):
-                self._recover_locked(exc)
-            raise
-        with self._commit_cv:
-            self._committed = max(self._committed, snap)
-            self._commit_cv.notify_all()
-        self._pending.drop(snap)
 
     # ------------------------------------------------------------------ vectors
 
@@ -591,7 +615,8 @@ class WritePath:
         and the engine checks each vector against what is committed), and no add writes meanwhile. Returns
         the vectors written (those whose message changed since it was queued are left out)."""
         with self._lock:
-            self._commit_now()
+            with contextlib.suppress(WriteRaced):  # the raced sessions' adds were told; they resolve again
+                self._commit_now()
             try:
                 written = self.engine.write_vectors(records)
                 self.engine.commit()

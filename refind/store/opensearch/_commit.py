@@ -29,7 +29,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -81,6 +81,11 @@ class _Read:
     primary_term: int | None
     tail: str | None  # the stored tail (raw JSON) or None
     text: str | None = None  # the stored text (to put back if the commit that replaced it fails)
+
+
+_SPENT = _Read(None, None, None)
+"""The read of a session a commit compared and set against, and did not write (it raced, or was undone):
+a write of the session resolved from it meanwhile (this process's pending add) is raced too."""
 
 
 class Commits:
@@ -280,16 +285,31 @@ class Commits:
     def commit(self) -> None:
         """Send everything written so far (see the module docstring); durable and visible on return."""
         with self._commit_lock:
-            with self._lock:
-                ops, self._pending.ops = self._pending.ops, []
-            if not ops:
-                return
-            claims = [c for kind, v in ops if kind == "batch" for c in [v[1]] if c is not None]
-            try:
-                self._send(ops)
-            except BaseException:
-                self._release(claims)
-                raise
+            self._send_sealed(self._take())
+
+    def seal(self) -> Callable[[], None]:
+        """Take everything written so far; the function returned sends exactly that, as :meth:`commit`
+        would have (what is written after the seal waits for the next commit)."""
+        return partial(self._send_sealed_locked, self._take())
+
+    def _take(self) -> list[tuple[str, Any]]:
+        with self._lock:
+            ops, self._pending.ops = self._pending.ops, []
+            return ops
+
+    def _send_sealed_locked(self, ops: list[tuple[str, Any]]) -> None:
+        with self._commit_lock:
+            self._send_sealed(ops)
+
+    def _send_sealed(self, ops: list[tuple[str, Any]]) -> None:
+        if not ops:
+            return
+        claims = [c for kind, v in ops if kind == "batch" for c in [v[1]] if c is not None]
+        try:
+            self._send(ops)
+        except BaseException:
+            self._release(claims)
+            raise
 
     def _send(self, ops: list[tuple[str, Any]]) -> None:
         run: list[tuple[WriteBatch, _Claim | None]] = []
@@ -315,6 +335,7 @@ class Commits:
         # are written with a compare-and-set on the version this process read, and a new tail
         docs: dict[tuple[str, str], SessionDoc] = {}
         tails: dict[tuple[str, str], str | None] = {}
+        unread: set[tuple[str, str]] = set()  # sessions resolved from a spent read: raced
         with self._lock:
             reads = dict(self._reads)
         for batch, _ in run:
@@ -325,8 +346,17 @@ class Commits:
                 key = (s.user_id, s.session_id)
                 docs[key] = s
                 records = by_session.get(key)
-                if not records or s.text is None or key not in reads:  # tail: from the messages
+                if not records or s.text is None:  # tail: from the messages
                     tails[key] = None
+                    continue
+                if key not in reads:  # never read: a plain write
+                    tails[key] = None
+                    continue
+                if reads[key] is _SPENT:
+                    # resolved from an add of this process that a commit did not write (it raced, or failed
+                    # and was undone): its turns may be another writer's now, and a plain write would
+                    # overwrite that writer's messages (the same ids). Raced: resolved again
+                    unread.add(key)
                     continue
                 prior = tails.get(key, reads[key].tail)
                 last = max(records, key=lambda r: r.turn)
@@ -336,6 +366,8 @@ class Commits:
         actions: list[Action] = []
         cas: dict[int, tuple[str, str]] = {}
         for key, s in docs.items():
+            if key in unread:
+                continue
             user, sid = key
             meta: dict[str, Any] = {
                 "_index": self.index["sessions"],
@@ -363,13 +395,16 @@ class Commits:
                         continue
                     meta = {**meta, "if_seq_no": read.seq_no, "if_primary_term": read.primary_term}
             actions.append(({"index": meta}, body))
-        raced: set[tuple[str, str]] = set()
+        raced: set[tuple[str, str]] = set(unread)
         undo: list[
             tuple[tuple[str, str], int, int, _Read]
         ] = []  # CAS'd session documents: (key, seq, term, read)
         with self._lock:
-            for key in docs:
-                self._reads.pop(key, None)  # the next write of it reads it again
+            for key in docs:  # the next write of it reads it again, or is resolved from this one (below)
+                if key in cas.values():
+                    self._reads[key] = _SPENT
+                else:
+                    self._reads.pop(key, None)
         # a commit of more messages than one bulk request holds (an import's slice) sends everything
         # without waiting for refreshes, then refreshes the two indexes once (_send_messages)
         big = sum(len(batch.records) for batch, _ in run) > BULK_CHUNK
@@ -382,7 +417,14 @@ class Commits:
                 elif status >= 300 and not (status == 404 and "delete" in actions[i][0]):
                     raise StoreError(f"OpenSearch at {self.t.location} refused a session document: {item}")
                 elif i in cas and status < 300 and "_seq_no" in item:
-                    undo.append((cas[i], int(item["_seq_no"]), int(item["_primary_term"]), reads[cas[i]]))
+                    key, seq_no, term = cas[i], int(item["_seq_no"]), int(item["_primary_term"])
+                    undo.append((key, seq_no, term, reads[key]))
+                    # the base of the next write of this session by this process, which may already be
+                    # resolved from this one (written while this commit ran): a compare-and-set on it
+                    sent = actions[i][1]
+                    assert sent is not None
+                    with self._lock:
+                        self._reads[key] = _Read(seq_no, term, sent.get("tail"), sent.get("contents"))
         try:
             self._send_messages(run, raced, big)
         except WriteRaced:  # everything but the raced sessions was written, and stays
@@ -483,6 +525,9 @@ class Commits:
         put back the session documents it replaced (each only while it still holds this commit's write),
         so a retry of the add resolves the same turns again. Best effort: what the cluster refuses now
         stays (docs/scale-out.md, "Failures")."""
+        with self._lock:
+            for key, *_ in sessions:
+                self._reads[key] = _SPENT  # put back (or not): a later write of it reads it again
         actions: list[Action] = []
         for batch, _ in run:
             for r in batch.records:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -232,6 +232,12 @@ class OpenSearchStore:
         """Send everything written so far; durable and visible on return."""
         self._writable()
         self._commits.commit()
+
+    def seal(self) -> Callable[[], None]:
+        """Take everything written so far out of the buffer; the function returned sends exactly that (the
+        write path seals under its lock, so it knows which adds a commit covers, and sends without it)."""
+        self._writable()
+        return self._commits.seal()
 
     def delete_user(self, user_id: str) -> int:
         self._writable()
