@@ -41,6 +41,7 @@ if (
         Turn,
     )
     from refind.result import SearchResult
+    from refind.standing import Standing, read_standing
     from refind.warmup import WarmUp, warm_up
 
 # Where each public name lives: ``import refind`` stays cheap (a shell command's client side loads only what it
@@ -66,6 +67,7 @@ _WHERE = {
     "SessionSummary": "refind.models",
     "Settings": "refind.config",
     "SetupError": "refind.errors",
+    "Standing": "refind.standing",
     "StoreClosed": "refind.errors",
     "StoreError": "refind.errors",
     "StoreStats": "refind.models",
@@ -75,6 +77,7 @@ _WHERE = {
     "format_date": "refind.evidence",
     "format_range": "refind.evidence",
     "match_spans": "refind.evidence",
+    "read_standing": "refind.standing",
     "time_zone": "refind.evidence",
     "warm_up": "refind.warmup",
 }
@@ -100,6 +103,7 @@ __all__ = [
     "SessionSummary",
     "Settings",
     "SetupError",
+    "Standing",
     "StoreClosed",
     "StoreError",
     "StoreStats",
@@ -110,6 +114,7 @@ __all__ = [
     "format_date",
     "format_range",
     "match_spans",
+    "read_standing",
     "time_zone",
     "warm_up",
 ]
