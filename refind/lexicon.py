@@ -23,6 +23,7 @@ __all__ = [
     "FACT_INTENT",
     "FACT_FRAMES",
     "FACT_FRAME_GATES",
+    "FACT_GATE_PHRASES",
     "FACT_GATE_WORDS",
     "FACT_FIRST_PERSON",
     "FACT_DOMAINS",
@@ -47,6 +48,7 @@ __all__ = [
     "STANDING_GATE",
     "STANDING_GATE_PHRASES",
     "STANDING_LEAD_WORDS",
+    "STANDING_START_GATE",
     "STANDING_START_WORDS",
     "STANDING_PREFERENCE",
     "STANDING_START",
@@ -282,10 +284,16 @@ STANDING_START_WORDS = frozenset({
     "whenever", "every", "stick",
 })
 STANDING_LEAD_WORDS = frozenset({"please", "pls", "and", "also", "so", "but", "ok", "okay"})
+STANDING_START_GATE = frozenset({
+    "always", "never", "don't", "dont", "not", "avoid", "sure", "remember", "now", "forward", "future",
+    "whenever", "time", "stick",
+})
 # fmt: on
 """The rule's gates (its cost at write time): every sentence :data:`STANDING_ANYWHERE` matches holds a word of
 ``STANDING_GATE`` or one of ``STANDING_GATE_PHRASES``; every sentence :data:`STANDING_START` matches begins with a word of ``STANDING_START_WORDS``
-after any of ``STANDING_LEAD_WORDS``. A sentence with neither is not matched against the patterns."""
+after any of ``STANDING_LEAD_WORDS``, and holds a word of ``STANDING_START_GATE`` (the directive's own word:
+"sure" of "make sure", "future" of "in the future"). A sentence with none is not matched against the
+patterns, and a message with none is not split into sentences."""
 
 STANDING_PREFERENCE = re.compile(
     r"\b(?:i\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+)?prefer|i(?:'d|\s+would)\s+(?:rather|prefer)|"
@@ -366,7 +374,7 @@ FACT_DOMAINS: dict[str, frozenset[str]] = {
         "newborn", "twins", "stepson", "stepdaughter", "caregiver", "daycare", "i'm engaged", "we're engaged",
         "got engaged", "i'm married", "we're married", "got married", "widowed", "widower", "separated",
         "divorced", "single parent", "single mom", "single dad", "baby boy", "baby girl", "expecting a baby",
-        "my kids", "our kids", "my children", "our children", "custody of",
+        "my kids", "our kids", "my children", "our children", "custody of", "broke up", "split up",
     }),
     # animals in a person's care
     "pets": frozenset({
@@ -376,7 +384,8 @@ FACT_DOMAINS: dict[str, frozenset[str]] = {
     "home": frozenset({
         "i live", "we live", "i've lived", "we've lived", "renter", "renting", "landlord", "lease", "mortgage",
         "homeowner", "suburbs", "car-free", "walk-up", "i'm based in", "we're based in",
-        "studio apartment", "well water", "septic", "first house", "first home", "bought a house",
+        "studio apartment", "well water", "septic", "first house", "first home", "bought a house", "we moved", "i moved",
+        "moved to", "relocated",
     }),
     # a job and its rules
     "work": frozenset({
@@ -391,7 +400,7 @@ FACT_DOMAINS: dict[str, frozenset[str]] = {
         "on a budget", "tight budget", "strict budget", "limited budget", "fixed budget", "money's tight",
         "money is tight", "income", "paycheck", "inheritance", "inherited", "alimony",
         "child support", "pension", "retired", "retirement", "unemployed", "laid off",
-        "tuition", "single-income", "fixed income", "student loans", "paycheck to paycheck", "broke",
+        "tuition", "single-income", "fixed income", "student loans", "paycheck to paycheck",
     }),
     # status before the law
     "legal": frozenset({
@@ -570,16 +579,20 @@ FACT_FRAME_GATES: dict[str, frozenset[str]] = {
     "home": frozenset({"in"}),
 }
 FACT_GATE_WORDS = frozenset({
-    "take", "eat", "drink", "every", "since", "nights", "mornings", "evenings", "afternoons", "won't", "refuse",
-    "i'm", "am", "we're", "old", "work", "kids", "kid", "children", "sons", "daughters", "son", "daughter",
-    "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten", "kittens", "rabbits", "parrots", "horses",
-    "greyhound", "greyhounds",
+    "take", "eat", "drink", "won't", "refuse", "nights", "mornings", "evenings", "afternoons", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "kids", "kid", "children",
+    "sons", "daughters", "son", "daughter", "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten",
+    "kittens", "rabbits", "parrots", "horses", "greyhound", "greyhounds",
+})
+FACT_GATE_PHRASES = frozenset({
+    "i'm on ", "i am on ", "been on ", "-old", "year old", "years old", "months old", "i'm a", "i am a", "as a ",
+    "as an ", "i work ", "since 19", "since 20", "i'm in ", "we're in ", "i am in ", "we are in ", "living in ",
+    "based in ", "located in ", "every weekend", "now in ",
 })
 # fmt: on
 """The frames' gates (the rule's cost at write time): a frame of :data:`FACT_FRAMES` is tried on a sentence
 only when the sentence holds one of its ``FACT_FRAME_GATES`` words (an age, "8-year-old", counts as "old"),
-and a message is read for facts at all only when it holds a domain word, an owned noun or one of
-``FACT_GATE_WORDS``."""
+and a message is read for facts at all only when it holds a domain word, an owned noun, one of
+``FACT_GATE_WORDS`` or (in its lowercased text) one of ``FACT_GATE_PHRASES``."""
 
 FACT_TRANSIENT = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|weekend)|last\s+night|"
@@ -712,6 +725,7 @@ LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "standing_gate": STANDING_GATE,
     "standing_gate_phrases": STANDING_GATE_PHRASES,
     "standing_start_words": STANDING_START_WORDS,
+    "standing_start_gate": STANDING_START_GATE,
     "standing_lead_words": STANDING_LEAD_WORDS,
     "request": REQUEST_CUES,
     "stem_stop": STEM_STOP_WORDS,
@@ -720,6 +734,7 @@ LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     **{f"fact_frame_{name}": frame for name, frame in FACT_FRAMES.items()},
     **{f"fact_frame_gate_{name}": words for name, words in FACT_FRAME_GATES.items()},
     "fact_gate_words": FACT_GATE_WORDS,
+    "fact_gate_phrases": FACT_GATE_PHRASES,
     "fact_first_person": FACT_FIRST_PERSON,
     "fact_transient": FACT_TRANSIENT,
     "fact_moment": FACT_MOMENT,

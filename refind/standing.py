@@ -73,6 +73,7 @@ from refind.lexicon import (
     FACT_FIRST_PERSON,
     FACT_FRAME_GATES,
     FACT_FRAMES,
+    FACT_GATE_PHRASES,
     FACT_GATE_WORDS,
     FACT_HYPOTHETICAL,
     FACT_INTENT,
@@ -81,19 +82,26 @@ from refind.lexicon import (
     FACT_QUESTION_START,
     FACT_STATE_DOMAINS,
     FACT_TRANSIENT,
+    KEYWORD_STOP_WORDS,
     STANDING_ANYWHERE,
     STANDING_GATE,
     STANDING_GATE_PHRASES,
     STANDING_LEAD_WORDS,
     STANDING_PREFERENCE,
     STANDING_START,
+    STANDING_START_GATE,
     STANDING_START_WORDS,
 )
 from refind.policy import POLICY
 
-__all__ = ["Standing", "StandingKind", "is_standing", "read_standing", "standing_sentence"]
+__all__ = ["RULE_VERSION", "Standing", "StandingKind", "is_standing", "read_standing", "standing_sentence"]
 
 StandingKind = Literal["instruction", "preference", "fact"]
+
+RULE_VERSION = 1
+"""The version of this rule, recorded in an index beside what it read in each message: an index read by
+another version (or by none: written before issue 37) is read again on its first writable open. Change it
+with any change to the rule or its lists that changes what it reads."""
 
 _READ_CHARS = 20_000  # characters of one message the rule reads: a bound of work
 
@@ -144,7 +152,7 @@ _DOMAIN_ORDER = {d: i for i, d in enumerate(FACT_DOMAINS)}
 _POSSESSORS = frozenset({"my", "our"})  # the two words an owned noun follows (the rule's definition)
 
 
-_MARKS = ("", ".", ",", "!", "?", ";", ":", ")", "!!", "!!!", "...", "?!", ".)", '"', '."', ',"')
+_MARKS = ("", ".", ",", "!", "?", ";", ":", ")", "!!", "!!!", "...", "?!", ".)", '"', '."', ',"', "'s")
 
 
 def _gate(words: frozenset[str] | set[str]) -> frozenset[str]:
@@ -152,13 +160,28 @@ def _gate(words: frozenset[str] | set[str]) -> frozenset[str]:
     return frozenset(w + mark for w in words for mark in _MARKS)
 
 
+def _gate_word(phrase: tuple[str, ...]) -> str:
+    """The word of a domain phrase a message must hold to hold the phrase: its last that is not a function
+    word ("jobs" of "changed jobs", "never" of "never again")."""
+    return next((t for t in reversed(phrase) if t not in KEYWORD_STOP_WORDS), phrase[-1])
+
+
 # a message is read further only when its space-split words meet these (the rule's cost at write time)
 _PERSON_GATE = _gate(FACT_FIRST_PERSON)
 _INSTRUCTION_GATE = _gate(STANDING_GATE)
+_START_GATE = _gate(STANDING_START_GATE)
+# FACT_GATE_PHRASES: looked for (one pattern) only in a message holding a phrase's first word other than a bare
+# "i" or "we" (which every message has: "am" of "i am on"); a phrase that
+# starts inside a word ("-old" of "8-year-old") is looked for always
+_PHRASE_FIRST = _gate(
+    {next((w for w in p.split() if w not in ("i", "we")), p) for p in FACT_GATE_PHRASES if p[0].isalpha()}
+)
+_INNER_PHRASES = tuple(p for p in FACT_GATE_PHRASES if not p[0].isalpha())
+_PHRASES = re.compile("|".join(re.escape(p) for p in sorted(FACT_GATE_PHRASES, key=len, reverse=True)))
 # a sentence after the first that opens with a directive ("... . Always cite the docs")
 _DIRECTIVE_AFTER = re.compile(r"[.!?;\n][\s\"'*>#-]*(?:" + STANDING_START.pattern + ")", re.IGNORECASE)
 _FACT_GATE = _gate(
-    {max(phrase, key=len) for phrases in _DOMAIN_PHRASES.values() for phrase, _ in phrases}
+    {_gate_word(phrase) for phrases in _DOMAIN_PHRASES.values() for phrase, _ in phrases}
     | set(_OWNED)
     | FACT_GATE_WORDS
 )
@@ -258,17 +281,23 @@ def read_standing(role: str, text: str) -> Standing | None:
     instruction or preference sentence, else its first fact sentence."""
     if role != "user" or not text:
         return None
-    low = text[:_READ_CHARS].lower()
+    low = (text if len(text) <= _READ_CHARS else text[:_READ_CHARS]).lower()
     if "’" in low:
         low = low.replace("’", "'")
     words = set(low.split())
-    instruction = (
-        not _INSTRUCTION_GATE.isdisjoint(words)
-        or any(phrase in low for phrase in STANDING_GATE_PHRASES)
-        or STANDING_START.match(low.lstrip(_OPEN)) is not None
-        or _DIRECTIVE_AFTER.search(low) is not None
+    instruction = not _INSTRUCTION_GATE.isdisjoint(words) or (
+        not _START_GATE.isdisjoint(words)
+        and (
+            any(phrase in low for phrase in STANDING_GATE_PHRASES)
+            or STANDING_START.match(low.lstrip(_OPEN)) is not None
+            or _DIRECTIVE_AFTER.search(low) is not None
+        )
     )
-    fact = not _PERSON_GATE.isdisjoint(words) and not _FACT_GATE.isdisjoint(words)
+    fact = not _PERSON_GATE.isdisjoint(words) and (
+        not _FACT_GATE.isdisjoint(words)
+        or (not _PHRASE_FIRST.isdisjoint(words) and _PHRASES.search(low) is not None)
+        or any(phrase in low for phrase in _INNER_PHRASES)
+    )
     if not (instruction or fact):
         return None
     sentences = _sentences(text)
