@@ -37,6 +37,7 @@ if (
         Message,
         RoundTrace,
         SessionSummary,
+        StandingFact,
         StoreStats,
         Turn,
     )
@@ -68,6 +69,7 @@ _WHERE = {
     "Settings": "refind.config",
     "SetupError": "refind.errors",
     "Standing": "refind.standing",
+    "StandingFact": "refind.models",
     "StoreClosed": "refind.errors",
     "StoreError": "refind.errors",
     "StoreStats": "refind.models",
@@ -104,6 +106,7 @@ __all__ = [
     "Settings",
     "SetupError",
     "Standing",
+    "StandingFact",
     "StoreClosed",
     "StoreError",
     "StoreStats",
