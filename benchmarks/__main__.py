@@ -21,6 +21,10 @@ COMMANDS = {
         "where refind loses each gold turn and session, and whether words could reach it",
     ),
     "shell": ("benchmarks.shell", "refind search as a whole process: in-process beside the warm daemon"),
+    "standing-rule": (
+        "benchmarks.standing_rule",
+        "the standing rule on hand-written facts and distractors, and its flag rate on real user messages",
+    ),
     "dense-probe": (
         "benchmarks.dense_probe",
         "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",
@@ -33,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
         print("usage: python -m benchmarks {" + ",".join(COMMANDS) + "} [options]\n")
         for name, (_, what) in COMMANDS.items():
-            print(f"  {name:<11} {what}")
+            print(f"  {name:<13} {what}")
         return 0 if argv and argv[0] in {"-h", "--help"} else 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
     return int(module.main(argv[1:]) or 0)

@@ -39,10 +39,12 @@ if (
         Message,
         RoundTrace,
         SessionSummary,
+        StandingFact,
         StoreStats,
         Turn,
     )
     from refind.result import SearchResult
+    from refind.standing import Standing, read_standing
     from refind.store.base import VectorCounts
     from refind.warmup import WarmUp, warm_up
 
@@ -71,6 +73,8 @@ _WHERE = {
     "SessionSummary": "refind.models",
     "Settings": "refind.config",
     "SetupError": "refind.errors",
+    "Standing": "refind.standing",
+    "StandingFact": "refind.models",
     "StoreClosed": "refind.errors",
     "StoreError": "refind.errors",
     "StoreStats": "refind.models",
@@ -81,6 +85,7 @@ _WHERE = {
     "format_date": "refind.evidence",
     "format_range": "refind.evidence",
     "match_spans": "refind.evidence",
+    "read_standing": "refind.standing",
     "time_zone": "refind.evidence",
     "warm_up": "refind.warmup",
 }
@@ -108,6 +113,8 @@ __all__ = [
     "SessionSummary",
     "Settings",
     "SetupError",
+    "Standing",
+    "StandingFact",
     "StoreClosed",
     "StoreError",
     "StoreStats",
@@ -119,6 +126,7 @@ __all__ = [
     "format_date",
     "format_range",
     "match_spans",
+    "read_standing",
     "time_zone",
     "warm_up",
 ]

@@ -16,11 +16,18 @@ import re
 
 __all__ = [
     "FACT_TRANSIENT",
+    "FACT_MOMENT",
+    "FACT_STATE_DOMAINS",
+    "FACT_QUESTION_START",
     "FACT_HYPOTHETICAL",
     "FACT_INTENT",
     "FACT_FRAMES",
+    "FACT_FRAME_GATES",
+    "FACT_GATE_PHRASES",
+    "FACT_GATE_WORDS",
     "FACT_FIRST_PERSON",
     "FACT_DOMAINS",
+    "FACT_OWNED",
     "FACT_CHANGE",
     "CONSEQUENTIAL_DOMAINS",
     "ANALYZER_STOP_WORDS",
@@ -38,6 +45,12 @@ __all__ = [
     "REQUEST_CUES",
     "STANDING_ANYWHERE",
     "STANDING_CUE_TERMS",
+    "STANDING_GATE",
+    "STANDING_GATE_PHRASES",
+    "STANDING_LEAD_WORDS",
+    "STANDING_START_GATE",
+    "STANDING_START_WORDS",
+    "STANDING_PREFERENCE",
     "STANDING_START",
     "STEM_STOP_WORDS",
     "SUMMARY_CUES",
@@ -261,6 +274,36 @@ STANDING_ANYWHERE = re.compile(
 """A standing phrase anywhere in a sentence ("from now on", "going forward", "whenever you", "please always")
 or a preference ("I prefer", "I'd rather", "my preference is", "I like it when you")."""
 
+# fmt: off
+STANDING_GATE = frozenset({
+    "forward", "future", "whenever", "always", "never", "prefer", "preferred", "rather", "preference",
+})
+STANDING_GATE_PHRASES = frozenset({"from now on", "time you", "like it when"})
+STANDING_START_WORDS = frozenset({
+    "always", "never", "don't", "dont", "do", "avoid", "make", "be", "remember", "from", "going", "in", "for",
+    "whenever", "every", "stick",
+})
+STANDING_LEAD_WORDS = frozenset({"please", "pls", "and", "also", "so", "but", "ok", "okay"})
+STANDING_START_GATE = frozenset({
+    "always", "never", "don't", "dont", "not", "avoid", "sure", "remember", "now", "forward", "future",
+    "whenever", "time", "stick",
+})
+# fmt: on
+"""The rule's gates (its cost at write time): every sentence :data:`STANDING_ANYWHERE` matches holds a word of
+``STANDING_GATE`` or one of ``STANDING_GATE_PHRASES``; every sentence :data:`STANDING_START` matches begins with a word of ``STANDING_START_WORDS``
+after any of ``STANDING_LEAD_WORDS``, and holds a word of ``STANDING_START_GATE`` (the directive's own word:
+"sure" of "make sure", "future" of "in the future"). A sentence with none is not matched against the
+patterns, and a message with none is not split into sentences."""
+
+STANDING_PREFERENCE = re.compile(
+    r"\b(?:i\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+)?prefer|i(?:'d|\s+would)\s+(?:rather|prefer)|"
+    r"my\s+preference|(?:my|a)\s+preference\s+for|i\s+(?:really\s+)?like\s+it\s+when\s+you|"
+    r"i\s+(?:don'?t|do\s+not)\s+like\s+it\s+when\s+you)\b",
+    re.IGNORECASE,
+)
+"""Of the standing sentences, those that state a preference rather than give an instruction ("I prefer", "I'd
+rather", "my preference is", "I like it when you"): their kind is ``preference``."""
+
 REQUEST_CUES = re.compile(
     r"\b(?:(?:can|could|would|will)\s+you|help\s+me|show\s+me|give\s+me|walk\s+me|tell\s+me\s+how|"
     r"suggest\w*|recommend\w*|advice|advise|"
@@ -288,148 +331,377 @@ share: left out of their topic stems."""
 
 # fmt: off
 FACT_DOMAINS: dict[str, frozenset[str]] = {
-    # conditions and diagnoses, disabilities, pregnancy: a lasting state of the body or mind
+    # conditions and diagnoses, disabilities, pregnancy, recovery: a lasting state of the body or mind
     "health": frozenset({
-        "diagnosed", "diagnosis", "chronic", "condition", "disease", "disorder", "syndrome", "diabetes", "diabetic",
-        "asthma", "asthmatic", "epilepsy", "epileptic", "seizures", "migraine", "migraines", "arthritis", "celiac",
-        "coeliac", "crohn's", "colitis", "ibs", "adhd", "autism", "autistic", "dyslexia", "dyslexic", "depression",
-        "bipolar", "ptsd", "ocd", "anxiety", "cancer", "chemo", "chemotherapy", "remission", "surgery",
-        "transplant", "pacemaker", "implant", "herniated", "hernia", "tinnitus", "hypertension", "cholesterol",
-        "thyroid", "kidney", "liver", "heart", "concussion", "injury", "sclerosis", "fibromyalgia", "lupus",
-        "pregnant", "pregnancy", "trimester", "ivf", "postpartum", "sober", "sobriety", "recovering",
-        "addiction", "deaf", "blind", "wheelchair", "mobility", "disability", "disabled", "amputee",
-        "prosthetic", "hearing", "vision", "insomnia", "apnea", "anemia", "anemic", "gallbladder", "colorblind",
-        "phobia", "fear", "afraid", "seasick", "carsick", "motion", "crutches", "cast", "breastfeeding", "nursing",
-        "psychiatrist", "therapist", "pediatrician", "surgeon", "cardiologist", "dermatologist", "neurologist",
+        "diagnosed", "chronic", "medical condition", "heart condition", "heart attack", "disease",
+        "disorder", "syndrome", "dementia", "alzheimer's", "parkinson's", "diabetes", "diabetic", "asthma", "asthmatic", "epilepsy", "epileptic",
+        "seizures", "migraine", "migraines", "arthritis", "celiac", "coeliac", "crohn's", "colitis", "ibs",
+        "adhd", "autism", "autistic", "dyslexia", "dyslexic", "depression", "bipolar", "ptsd", "ocd",
+        "anxiety disorder", "panic attacks", "cancer", "chemo", "chemotherapy", "remission", "surgery",
+        "transplant", "pacemaker", "herniated", "hernia", "tinnitus", "hypertension", "blood pressure",
+        "cholesterol", "thyroid", "kidney disease", "kidney function", "kidneys", "liver disease",
+        "concussion", "injury", "sclerosis", "fibromyalgia", "lupus", "pregnant", "pregnancy", "trimester",
+        "ivf", "postpartum", "miscarriage", "sober", "sobriety", "in recovery", "addiction", "alcoholic",
+        "deaf", "legally blind", "i'm blind", "blind in", "wheelchair", "power chair", "mobility", "disability", "disabled", "amputee",
+        "prosthetic", "hearing aid", "hearing aids", "hard of hearing", "insomnia", "sleep apnea", "apnea",
+        "anemia", "anemic", "gallbladder", "colorblind", "color blind", "phobia", "fear of", "afraid of",
+        "seasick", "carsick", "motion sickness", "crutches", "breastfeeding", "nephrologist", "oncologist",
+        "psychiatrist", "pediatrician", "surgeon", "cardiologist", "dermatologist", "neurologist", "allergist", "physical therapy", "back pain", "bad knee", "bad back", "raynaud's",
+        "me/cfs", "chronic fatigue", "immunocompromised", "stroke",
     }),
     # medicines taken for a while
     "medication": frozenset({
-        "medication", "medications", "meds", "medicine", "prescription", "prescribed", "pills", "insulin",
-        "inhaler", "antidepressant", "antidepressants", "dose", "dosage", "steroids", "blood thinner",
-        "thinners", "birth control", "epipen",
+        "prescribed", "insulin", "inhaler",
+        "antidepressant", "antidepressants", "dosage", "steroids", "blood thinner", "blood thinners",
+        "birth control", "epipen", "cpap", "warfarin", "metformin", "statin", "lithium", "ssri", "maoi",
     }),
     # what a person eats and drinks, and cannot
     "diet": frozenset({
-        "allergic", "allergy", "allergies", "intolerant", "intolerance", "anaphylaxis", "vegan", "vegetarian",
-        "pescatarian", "keto", "paleo", "kosher", "halal", "gluten", "dairy", "lactose", "peanut", "peanuts",
-        "nut", "nuts", "shellfish", "sugar", "sodium", "alcohol", "drink", "teetotal", "fasting", "diet",
+        "allergic", "allergy", "allergies", "intolerant", "intolerance", "anaphylaxis", "anaphylactic", "vegan",
+        "vegetarian", "pescatarian", "keto", "paleo", "kosher", "halal", "gluten", "gluten-free", "dairy-free",
+        "lactose", "peanut", "peanuts", "tree nuts", "shellfish", "low-sodium", "low-fodmap", "teetotal",
+        "teetotaler", "don't drink", "do not drink", "don't eat", "do not eat", "can't eat", "cannot eat",
+        "never eat", "diet",
     }),
     # faith and practice
     "religion": frozenset({
         "muslim", "jewish", "christian", "catholic", "hindu", "sikh", "buddhist", "mormon", "orthodox",
         "religious", "faith", "sabbath", "shabbat", "ramadan", "lent", "church", "mosque", "synagogue",
-        "temple", "pray", "prayer", "prayers",
+        "temple", "adventist", "adventists", "jehovah's", "atheist", "agnostic", "quaker",
     }),
     # the household: who depends on whom
     "family": frozenset({
-        "wife", "husband", "partner", "spouse", "fiance", "fiancee", "son", "daughter", "kid", "kids", "child",
-        "children", "toddler", "baby", "infant", "teenager", "newborn", "twins", "mom", "mother", "dad",
-        "father", "parents", "sister", "brother", "grandmother", "grandfather", "grandma", "grandpa",
-        "in-laws", "stepson", "stepdaughter", "custody", "caregiver", "nanny", "daycare", "engaged", "married",
-        "widowed", "widow", "widower", "separated",
+        "newborn", "twins", "stepson", "stepdaughter", "caregiver", "daycare", "i'm engaged", "we're engaged",
+        "got engaged", "i'm married", "we're married", "got married", "widowed", "widower", "separated",
+        "divorced", "single parent", "single mom", "single dad", "baby boy", "baby girl", "expecting a baby",
+        "my kids", "our kids", "my children", "our children", "custody of", "broke up", "split up",
     }),
+    # animals in a person's care
     "pets": frozenset({
-        "dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "rabbit", "parrot", "horse", "chickens", "hens",
-        "goats", "livestock",
+        "backyard chickens", "hens", "goats", "livestock", "rescue dog", "rescue cat",
     }),
     # where and how a person lives
     "home": frozenset({
-        "live", "lives", "apartment", "flat", "house", "rent", "renting", "landlord", "lease", "mortgage",
-        "moved", "neighborhood", "neighbourhood", "roommate", "roommates", "rural", "suburbs", "downtown",
-        "car-free", "commute", "stairs", "elevator", "walk-up", "based", "located",
+        "i live", "we live", "i've lived", "we've lived", "renter", "renting", "landlord", "lease", "mortgage",
+        "homeowner", "suburbs", "car-free", "walk-up", "i'm based in", "we're based in",
+        "studio apartment", "well water", "septic", "first house", "first home", "bought a house", "we moved", "i moved",
+        "moved to", "relocated",
     }),
     # a job and its rules
     "work": frozenset({
-        "job", "employer", "company", "boss", "manager", "codebase", "laptop", "policy", "policies", "contract",
-        "nda", "clearance", "union", "shift", "shifts", "on-call", "freelance", "freelancer", "self-employed",
-        "compliance", "approval", "allowed", "banned", "prohibited", "pinned", "locked", "air-gapped",
-        "nurse", "teacher", "engineer", "developer", "lawyer", "doctor", "pilot", "driver", "contractor",
-        "employee", "firm", "agency", "startup", "blocked", "admin",
+        "employer", "nda", "security clearance", "union", "night shift", "night shifts", "on call", "on-call",
+        "freelance", "freelancer", "self-employed", "compliance", "it approval", "banned", "prohibited",
+        "pinned to", "locked down", "air-gapped", "work laptop", "work from home", "remote job",
+        "admin rights", "not allowed", "switched jobs", "changed jobs", "new job", "i work as", "i work at", "i work for", "i work in", "i'm employed",
     }),
     # money owed, earned, left
     "money": frozenset({
-        "debt", "debts", "loan", "loans", "mortgage", "credit", "bankrupt", "bankruptcy", "savings", "budget",
-        "income", "salary", "paycheck", "inheritance", "inherited", "alimony", "pension", "retired",
-        "retirement", "unemployed", "laid", "benefits", "disability", "tuition",
+        "debt", "debts", "debt-free", "loan", "loans", "mortgage", "credit score", "bankrupt", "bankruptcy",
+        "on a budget", "tight budget", "strict budget", "limited budget", "fixed budget", "money's tight",
+        "money is tight", "income", "paycheck", "inheritance", "inherited", "alimony",
+        "child support", "pension", "retired", "retirement", "unemployed", "laid off",
+        "tuition", "single-income", "fixed income", "student loans", "paycheck to paycheck",
     }),
     # status before the law
     "legal": frozenset({
-        "visa", "h-1b", "h1b", "green", "citizen", "citizenship", "immigrant", "immigration", "daca", "asylum",
-        "refugee", "resident", "residency", "probation", "parole", "dui", "license", "licence", "court",
-        "lawsuit", "divorce", "divorced", "custody", "record", "felony", "passport",
+        "visa", "h-1b", "h1b", "green card", "citizen", "citizenship", "immigrant", "immigration status", "daca",
+        "asylum", "refugee", "permanent resident", "residency", "probation", "parole", "dui", "dwi",
+        "lawsuit", "custody", "criminal record", "felony", "hatch act", "lawyer says",
+        "restraining order", "work permit",
     }),
     # what a person keeps doing, has committed to
     "commitment": frozenset({
-        "training", "marathon", "league", "practice", "volunteer", "volunteering", "non-negotiable", "commitment",
-        "committed", "degree", "semester", "studying", "certification", "choir", "orchestra", "team", "club",
+        "training for", "marathon", "rec league", "in a league", "my league", "our league", "volunteer",
+        "volunteering", "non-negotiable", "committed to", "semester", "choir", "orchestra", "signed up for",
     }),
     # what a person holds to, and has learned
     "values": frozenset({
-        "believe", "belief", "beliefs", "values", "principle", "principles", "refuse", "lesson", "lessons",
-        "learned", "learnt", "boundaries", "boundary", "ethical", "ethics", "boycott", "conscience",
+        "my values", "on principle", "my principles", "i refuse", "hard lesson", "lesson learned",
+        "learned my lesson", "learned the hard way", "i learned that", "i've learned that", "taught me to",
+        "taught me that", "after learning", "since learning", "boundaries", "ethical", "boycott",
+        "conscience", "pacifist", "never again",
     }),
 }
 # fmt: on
 """The words of a person's lasting facts, by domain (:mod:`refind.standing`): a first-person sentence holding
-one of them, with no sign of being passing, is read as a standing fact of that domain. The domains whose facts
-have consequences for what an assistant should suggest come first in :data:`CONSEQUENTIAL_DOMAINS`."""
+one of them, with no sign of being passing, is read as a standing fact of that domain. A word may be two or three
+(a phrase is matched whole; "my sister", not "sister", where the bare word is too often someone else's). Words
+too common in requests to say anything lasting ("heart", "house", "team", "practice") are left out. When a
+sentence holds words of several domains the first domain in this order wins."""
+
+# fmt: off
+FACT_OWNED: dict[str, frozenset[str]] = {
+    "health": frozenset({
+        "doctor", "psychiatrist", "therapist", "pediatrician", "surgeon", "cardiologist", "dermatologist",
+        "neurologist", "allergist", "physio", "condition", "diagnosis", "knee", "knees", "back", "hip", "heart",
+        "kidneys", "liver", "lungs", "eyesight", "hearing",
+    }),
+    "medication": frozenset({"meds", "medication", "medications", "prescription", "inhaler", "dose"}),
+    "diet": frozenset({"diet", "allergy", "allergies"}),
+    "family": frozenset({
+        "wife", "husband", "spouse", "partner", "fiance", "fiancee", "fiancé", "fiancée", "son", "sons",
+        "daughter", "daughters", "kid", "kids", "child", "children", "toddler", "baby", "infant", "teenager",
+        "teen", "twins", "oldest", "youngest", "ex", "boyfriend", "girlfriend", "nanny", "stepson", "stepdaughter",
+    }),
+    "pets": frozenset({
+        "dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "rabbit", "parrot", "horse", "horses",
+        "hamster", "chickens", "tortoise",
+    }),
+    "home": frozenset({
+        "house", "home", "apartment", "flat", "condo", "studio", "landlord", "lease", "neighborhood",
+        "neighbourhood", "roommate", "roommates", "town",
+    }),
+    "work": frozenset({
+        "job", "employer", "company", "boss", "manager", "firm", "workplace", "contract", "codebase", "servers",
+        "shift", "shifts",
+    }),
+    "money": frozenset({"debt", "debts", "loans", "savings", "budget", "income", "salary", "pension"}),
+    "legal": frozenset({"visa", "status", "lawyer", "attorney", "record", "passport", "case", "probation officer"}),
+    "religion": frozenset({"faith", "religion", "church", "mosque", "synagogue", "temple", "congregation"}),
+    "commitment": frozenset({"training", "league", "club", "degree", "studies"}),
+    "values": frozenset({"values", "principles", "beliefs", "rule", "rules"}),
+}
+# fmt: on
+"""Nouns that say something lasting only when they are the person's own ("my son", "our landlord", "my
+employer", "my dog"), by domain: read after ``my`` / ``our`` (and at most one more word: "my oldest son", "our
+8-year-old"), not alone ("a dog", "the baby shower", "my friend's dog")."""
 
 CONSEQUENTIAL_DOMAINS = ("health", "medication", "diet", "family", "legal", "money", "work", "religion")
 """The domains whose standing facts a search offers first when none shares a word with the question: health and
 medicines, diet and allergies, the household (pregnancy, children), legal status, money, work rules, faith."""
 
-FACT_FIRST_PERSON = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I
+FACT_FIRST_PERSON = frozenset(
+    {
+        "i",
+        "i'm",
+        "im",
+        "i've",
+        "i'd",
+        "i'll",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "we",
+        "we're",
+        "we've",
+        "we'd",
+        "our",
+        "ours",
+        "ourselves",
+        "us",
+    }
 )
-"""A sentence about the person (or their household): it names them in the first person."""
+"""A sentence about the person (or their household): it names them in the first person (one of these words,
+lowercased, with a plain apostrophe)."""
 
-FACT_FRAMES = re.compile(
-    r"\b(?:i(?:'m|\s+am)\s+(?:a|an)\s+\w+(?:\s+\w+)?$"  # "I'm a cellist", "I'm an ER nurse"
-    r"|i(?:'m|\s+am)\s+(?:not\s+)?allowed|i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|take|use|fly|drive|"
-    r"lift|walk|run|install|travel|work)|i\s+(?:don't|do\s+not|never)\s+(?:eat|drink|fly|drive|smoke|use|work)"
-    r"|i(?:'ve|\s+have)\s+been\s+\w+(?:\s+\w+)?\s+(?:for|since)\b|\bsince\s+(?:19|20)\d\d\b"
-    r"|every\s+(?:day|night|morning|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"|i\s+(?:always|never)\b|i\s+(?:take|use)\s+\w+\s+(?:daily|every|twice|for\s+my)"
-    r"|i(?:'m|\s+am)\s+on\s+\w+(?:in|ol|ide|pam|pril|statin|mab|ine|one|ate)\b)",
-    re.I,
-)
-"""Shapes of a lasting statement whatever its words: an identity ("I'm a …"), a rule kept ("I can't eat …",
-"I don't drink"), a duration ("I've been … for/since"), a routine ("every Monday"), a medicine taken ("I'm on
-…statin")."""
+_LEAD = r"^\W*(?:(?:also|and|but|so|oh|btw|fyi|well|actually|honestly|ok|okay)\b[,:\s]*)*"
+_NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen)"
+
+FACT_FRAMES: dict[str, re.Pattern[str]] = {
+    # a medicine taken: "I'm on lisinopril", "I'm on an MAOI", "I take X every morning"
+    "medication": re.compile(
+        r"\b(?:i(?:'m|’m|\s+am)|i(?:'ve|’ve|\s+have)\s+been)\s+(?:(?:now|still|currently)\s+)?on\s+(?:an?\s+)?"
+        r"[a-z]+(?:in|ol|ide|pam|pril|statin|mab|ine|one|ate|azole|sartan|zac|ax|an|il)\b"
+        r"|\bi\s+take\s+(?:\w+\s+){1,4}?(?:daily|every\s+(?:day|morning|night|evening)|twice\s+a\s+day|at\s+night)\b",
+        re.I,
+    ),
+    # a rule kept about food and drink: "I can't have gluten", "I don't eat beef"
+    "diet": re.compile(
+        r"\bi\s+(?:can't|can’t|cannot|can\s+not|don't|don’t|do\s+not|never)\s+(?:eat|drink)\b",
+        re.I,
+    ),
+    # the household's ages: "our 8-year-old", "my son is 4", "my 4-month-old"
+    "family": re.compile(
+        rf"\b(?:my|our)\s+(?:[\w-]+\s+)?{_NUMBER}[- ](?:year|month|week)s?[- ]old\b"
+        rf"|\b(?:son|daughter|kid|child|baby|toddler|boy|girl)\s+is\s+(?:only\s+|just\s+)?{_NUMBER}\b"
+        rf"|\b(?:i|we)\s+have\s+(?:a|an|{_NUMBER})\s+(?:[\w-]+\s+)?(?:kids?|children|sons?|daughters?|stepkids|grandkids)\b",
+        re.I,
+    ),
+    # animals kept: "we have two cats", "I have a rescue greyhound"
+    "pets": re.compile(
+        rf"\b(?:i|we)\s+(?:have|own|keep)\s+(?:a|an|{_NUMBER})\s+(?:[\w-]+\s+)?(?:dogs?|cats?|pupp(?:y|ies)|kittens?|"
+        r"rabbits?|parrots?|horses?|hamsters?|greyhounds?|retrievers?|terriers?)\b",
+        re.I,
+    ),
+    # a job: "I'm a nurse", "I work nights", "I work as a contractor"
+    "work": re.compile(
+        r"\b(?:i(?:'m|’m|\s+am)|as)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:nurse|doctor|pilot|paramedic|chef|cook|"
+        r"firefighter|police\s+officer|cop|soldier|veteran|student|professor|lawyer|attorney|accountant|"
+        r"consultant|auditor|analyst|engineer|developer|programmer|designer|teacher|contractor|employee|"
+        r"freelancer|pharmacist|dentist|vet|veterinarian|scientist|researcher|journalist|farmer|electrician|"
+        r"plumber|mechanic|carpenter|caregiver|stay-at-home\s+\w+)\b"
+        r"|\bi\s+work\s+(?:nights|weekends|remotely|from\s+home|two\s+jobs)\b",
+        re.I,
+    ),
+    # a routine kept: "every Saturday", "on Wednesday nights", "I've been running since 2015"
+    "commitment": re.compile(
+        r"\bevery\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)\b"
+        r"|\bon\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:nights|mornings|evenings|afternoons)\b"
+        r"|\bi(?:'ve|’ve|\s+have)\s+been\s+\w+ing\s+(?:\w+\s+){0,3}?since\s+(?:19|20)\d\d\b",
+        re.I,
+    ),
+    # who a person is and what they hold to: "I'm a pacifist.", "I'm a DACA recipient.", "I won't fly"
+    "values": re.compile(
+        _LEAD
+        + r"i(?:'m|’m|\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|big|huge|total|fan|bit|good|great|quick)\b)"
+        r"(?:[\w-]+\s+){0,3}?[\w-]+(?:er|ist|ian|or|ant|ent|ee|ic)\b"
+        r"|\bi\s+(?:won't|won’t|will\s+not|refuse\s+to)\s+\w+",
+        re.I,
+    ),
+    # where a person lives: "we're in Minneapolis", "I'm in Perth" (the place capitalised)
+    "home": re.compile(
+        r"\b(?:[Ii](?:'m|’m|\s+am)|[Ww]e(?:'re|’re|\s+are))\s+(?:now\s+)?(?:living\s+|based\s+|located\s+)?in\s+[A-Z][a-z]+"
+    ),
+}
+"""Shapes of a lasting statement whatever its words, by the domain they state: a medicine taken ("I'm on
+…statin", "I take X every morning"), a rule about food ("I can't eat …", "I don't drink …"), the household's ages
+("our 8-year-old", "my son is 4"), a job ("I'm a nurse", "I work nights"), a routine kept ("every Saturday", "on
+Wednesday nights", "I've been running since 2015"), an identity or refusal ("I'm a pacifist", "I'm a DACA
+recipient", "I won't fly"), a place lived in ("we're in Minneapolis": a capital letter)."""
+
+# fmt: off
+FACT_FRAME_GATES: dict[str, frozenset[str]] = {
+    "medication": frozenset({"on", "take"}),
+    "diet": frozenset({"eat", "drink"}),
+    "family": frozenset({"is", "old", "kids", "kid", "children", "sons", "daughters", "son", "daughter", "stepkids",
+                         "grandkids"}),
+    "pets": frozenset({
+        "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten", "kittens", "rabbit", "rabbits", "parrot",
+        "parrots", "horse", "horses", "hamster", "hamsters", "greyhound", "greyhounds", "retriever", "retrievers",
+        "terrier", "terriers",
+    }),
+    "work": frozenset({"a", "an", "work"}),
+    "commitment": frozenset({
+        "every", "since", "nights", "mornings", "evenings", "afternoons",
+    }),
+    "values": frozenset({"a", "an", "won't", "will", "refuse"}),
+    "home": frozenset({"in"}),
+}
+FACT_GATE_WORDS = frozenset({
+    "take", "eat", "drink", "won't", "refuse", "nights", "mornings", "evenings", "afternoons", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "kids", "kid", "children",
+    "sons", "daughters", "son", "daughter", "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten",
+    "kittens", "rabbits", "parrots", "horses", "greyhound", "greyhounds",
+})
+FACT_GATE_PHRASES = frozenset({
+    "i'm on ", "i am on ", "been on ", "-old", "year old", "years old", "months old", "i'm a", "i am a", "as a ",
+    "as an ", "i work ", "since 19", "since 20", "i'm in ", "we're in ", "i am in ", "we are in ", "living in ",
+    "based in ", "located in ", "every weekend", "now in ",
+})
+# fmt: on
+"""The frames' gates (the rule's cost at write time): a frame of :data:`FACT_FRAMES` is tried on a sentence
+only when the sentence holds one of its ``FACT_FRAME_GATES`` words (an age, "8-year-old", counts as "old"),
+and a message is read for facts at all only when it holds a domain word, an owned noun, one of
+``FACT_GATE_WORDS`` or (in its lowercased text) one of ``FACT_GATE_PHRASES``."""
 
 FACT_TRANSIENT = re.compile(
-    r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week)|right\s+now|at\s+the\s+moment|just\s+now|"
-    r"in\s+(?:a\s+few|ten|\d+)\s+minutes|about\s+to|on\s+my\s+way|so\s+(?:tired|sleepy|hungry|bored|cold|hot)|"
-    r"(?:tired|sleepy|hungry|bored|freezing|exhausted)\b|before\s+my\s+(?:train|flight|meeting)|"
+    r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|weekend)|last\s+night|"
+    r"next\s+(?:week|weekend|month)|later\s+today|just\s+now|in\s+(?:a\s+few|ten|twenty|\d+)\s+minutes|about\s+to|"
+    r"on\s+my\s+way|so\s+(?:tired|sleepy|hungry|bored)|tired|sleepy|hungry|starving|bored|freezing|exhausted|"
+    r"before\s+my\s+(?:train|flight|meeting)|in\s+the\s+mood|hold\s+on|"
     r"i\s+have\s+(?:a|one|two|some)\s+(?:quick\s+)?(?:question|meeting|appointment|call|minute|hour)|"
-    r"i(?:'m|\s+am)\s+(?:typing|listening|watching|reading|writing|sitting|waiting|at\s+the|halfway))",
+    r"i(?:'m|’m|\s+am)\s+(?:typing|listening|watching|reading|writing|sitting|waiting|at\s+the|halfway|stuck))\b",
     re.I,
 )
-"""Signs that a first-person sentence is passing, not lasting: a time of today ("tonight", "right now"), a
-feeling of the moment ("so tired"), an errand ("I have a meeting in ten minutes"), what one is doing now."""
+"""Signs that a first-person sentence is passing, not lasting: a day ("today", "tonight", "tomorrow", "next
+week"), a feeling of the moment ("so tired", "hungry"), an errand ("I have a meeting in ten minutes"), what one is
+doing now ("I'm typing this on my phone"). A sentence that also says a fact changed ("we are officially
+debt-free", "the surgeon cleared me today") is not passing: :data:`FACT_CHANGE` outranks these."""
+
+FACT_MOMENT = re.compile(
+    r"\b(?:right\s+now|at\s+the\s+moment|currently|for\s+now|recently|the\s+other\s+day|just\s+got\s+back|"
+    r"last\s+(?:week|weekend|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:\d+|a\s+few|a\s+couple\s+of|two|three)\s+(?:days|weeks)\s+ago)\b",
+    re.I,
+)
+""""Right now", "at the moment", "recently", "last weekend": passing for what one is doing or just did ("I'm at
+the library right now", "I took my grandma to the park last Sunday"), not for a state ("I'm on isotretinoin right
+now", "I was recently diagnosed with celiac"): these mark a sentence passing only when it holds no word of
+:data:`FACT_STATE_DOMAINS`."""
+
+FACT_STATE_DOMAINS = frozenset({"health", "medication", "diet", "legal"})
+"""The domains whose words name a state that lasts whenever it is said (a condition, a medicine, a diet, a
+legal status): a sentence with one stands though it says "right now" or "recently" (:data:`FACT_MOMENT`)."""
 
 FACT_INTENT = re.compile(
-    r"\b(?:i(?:'m|\s+am|\s+was|'ve\s+been|\s+have\s+been)\s+(?:also\s+)?(?:thinking|planning|looking|considering|"
-    r"wondering|meaning|hoping|interested|curious|excited|going\s+to)|i(?:'d|\s+would)\s+(?:love|like)|"
-    r"i\s+(?:want|need|wonder|plan|hope|struggle)\b|i\s+was\s+(?:thinking|wondering|hoping)|i'll\b|i\s+will\b|"
-    r"i(?:'ve|\s+have)\s+(?:had|been\s+having)\s+(?:some|a\s+few|great|good|bad)\b)",
+    r"\b(?:i(?:'m|’m|\s+am|\s+was|'ve\s+been|’ve\s+been|\s+have\s+been)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+)?"
+    r"(?:thinking|planning|looking|considering|wondering|meaning|hoping|interested|curious|excited|going\s+to|"
+    r"trying\s+to\s+(?:find|figure|decide|get|come\s+up|choose|pick|learn|understand|write|make|plan)|"
+    r"working\s+on|putting\s+together|preparing)|i(?:'d|’d|\s+would)\s+(?:love|like|appreciate)|"
+    r"i\s+(?:also\s+|really\s+|just\s+|still\s+|actually\s+)?(?:want|wanna|need\s+(?:to|a|an|some|help|ideas|advice|your)|"
+    r"wonder|plan|hope|was\s+hoping)\b|having\s+(?:some\s+|a\s+few\s+)?(?:trouble|issues|problems|difficulty)\b|"
+    r"i\s+was\s+(?:thinking|wondering|hoping)|i'll\b|i’ll\b|i\s+will\b|let\s+me\b|let's\b|"
+    r"i(?:'ve|’ve|\s+have)\s+(?:had|been\s+having)\s+(?:some|a\s+few|great|good|bad)\b|"
+    r"(?:can|could|would|will)\s+you\b|help\s+me\b|any\s+(?:tips|ideas|suggestions|advice|recommendations)\b)",
     re.I,
 )
-"""Signs that a first-person sentence asks or plans rather than states what lasts: "I'm thinking of…",
-"I'd love to…", "I want…", "I'll…" (a request in the first person)."""
+"""Signs that a first-person sentence asks or plans rather than states what lasts: "I'm thinking of…", "I'd love
+to…", "I want…", "I need ideas", "I'll…", "could you…" (a request in the first person), "any tips"."""
+
+FACT_QUESTION_START = frozenset(
+    {
+        "what",
+        "what's",
+        "how",
+        "how's",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "can",
+        "could",
+        "would",
+        "should",
+        "shall",
+        "will",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "have",
+        "has",
+        "any",
+        "anyone",
+        "anybody",
+        "may",
+        "might",
+        "isn't",
+        "aren't",
+        "doesn't",
+        "didn't",
+        "wouldn't",
+        "shouldn't",
+        "couldn't",
+    }
+)
+"""A sentence that opens as a question (its first word one of these), whether or not it ends with "?"."""
 
 FACT_HYPOTHETICAL = re.compile(
-    r"\b(?:if\s+i|what\s+if|suppose|imagine|hypothetically|let's\s+say|would\s+it|in\s+a\s+story|my\s+character)\b",
+    r"\b(?:if\s+i|if\s+we|if\s+my|what\s+if|suppose|supposing|imagine|hypothetically|let's\s+say|say\s+i|"
+    r"would\s+it|in\s+a\s+story|my\s+character|the\s+character|in\s+my\s+novel|in\s+my\s+story|"
+    r"role-?play|pretend)\b",
     re.I,
 )
 """A sentence about what is not the case: a supposition, a story, a character."""
 
 FACT_CHANGE = re.compile(
-    r"\b(?:no\s+longer|not\s+anymore|any\s+more|anymore|moved\s+to|quit|stopped|gave\s+up|turned\s+out|"
-    r"cleared|approved|finally|paid\s+off|debt-free|in\s+remission|officially|now\s+i|we\s+now|now\s+a)\b",
+    r"\b(?:no\s+longer|not\s+anymore|any\s*more|moved\s+to|we\s+moved|i\s+moved|quit|stopped|gave\s+up|"
+    r"turned\s+out|turns\s+out|cleared|approved|paid\s+off|debt-free|officially|switched|"
+    r"i(?:'m|’m|\s+am)\s+now|we(?:'re|’re|\s+are)\s+now|now\s+(?:a|an|in|on)|false\s+alarm|broke\s+up|"
+    r"called\s+off|is\s+off|was\s+born|arrived|adopted|closed\s+on|got\s+(?:married|engaged|divorced|hired|"
+    r"laid\s+off|fired|promoted)|new\s+job|started\s+at|retired|out\s+of\s+the)\b",
     re.I,
 )
-"""Words that say a standing fact changed: a later one with them supersedes an earlier one on the subject."""
+"""Words that say a standing fact changed ("no longer", "turns out", "switched", "we're now in", "cleared", "was
+born", "broke up"): a later fact with them supersedes an earlier one of its domain, and a sentence holding them
+with a domain word is a fact even when it says when it happened ("cleared me today")."""
 
 
 LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
@@ -449,12 +721,25 @@ LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "standing_cues": STANDING_CUE_TERMS,
     "standing_start": STANDING_START,
     "standing_anywhere": STANDING_ANYWHERE,
+    "standing_preference": STANDING_PREFERENCE,
+    "standing_gate": STANDING_GATE,
+    "standing_gate_phrases": STANDING_GATE_PHRASES,
+    "standing_start_words": STANDING_START_WORDS,
+    "standing_start_gate": STANDING_START_GATE,
+    "standing_lead_words": STANDING_LEAD_WORDS,
     "request": REQUEST_CUES,
     "stem_stop": STEM_STOP_WORDS,
     **{f"fact_{name}": words for name, words in FACT_DOMAINS.items()},
+    **{f"fact_owned_{name}": words for name, words in FACT_OWNED.items()},
+    **{f"fact_frame_{name}": frame for name, frame in FACT_FRAMES.items()},
+    **{f"fact_frame_gate_{name}": words for name, words in FACT_FRAME_GATES.items()},
+    "fact_gate_words": FACT_GATE_WORDS,
+    "fact_gate_phrases": FACT_GATE_PHRASES,
     "fact_first_person": FACT_FIRST_PERSON,
-    "fact_frames": FACT_FRAMES,
     "fact_transient": FACT_TRANSIENT,
+    "fact_moment": FACT_MOMENT,
+    "fact_state_domains": FACT_STATE_DOMAINS,
+    "fact_question_start": FACT_QUESTION_START,
     "fact_hypothetical": FACT_HYPOTHETICAL,
     "fact_intent": FACT_INTENT,
     "fact_change": FACT_CHANGE,

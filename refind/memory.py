@@ -28,6 +28,7 @@ from refind.models import (
     Message,
     SessionLog,
     SessionSummary,
+    StandingFact,
     StoreStats,
     check_id,
     derive_title,
@@ -837,6 +838,18 @@ class Memory:
             "this memory has no embedder: open it with embedder=... (the local model, or an "
             "EndpointEmbedder) to give messages vectors"
         )
+
+    def profile(self, user_id: str, *, limit: int = 1000) -> list[StandingFact]:
+        """What ``user_id`` said that stands (:mod:`refind.standing`: instructions, preferences and lasting
+        facts, read at write time and stored with each message), newest first, at most ``limit``; each says
+        which later fact supersedes it, if any, and whether it is current (:mod:`refind.profile`)."""
+        from refind.profile import profile_facts
+
+        user_id = _check_id("user_id", user_id)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise InvalidInput("limit: expected a non-negative integer", field="limit")
+        self.store.refresh()
+        return profile_facts(self.store.standing(user_id, limit))
 
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""

@@ -24,6 +24,7 @@ __all__ = [
     "SessionLog",
     "SessionSummary",
     "Shape",
+    "StandingFact",
     "TraceAction",
     "StoreStats",
     "parse_messages",
@@ -372,6 +373,29 @@ class SessionSummary(BaseModel):
     first: int
     last: int
     title_derived: bool = False
+
+
+class StandingFact(BaseModel):
+    """One thing a person said that stands, as :meth:`refind.Memory.profile` lists it (issue 37): what
+    (``kind``: an instruction, a preference or a fact; the ``sentence`` verbatim; for a fact its ``domain``
+    and ``subject``, and ``change`` when it says a fact changed), where (``message_id``, ``session_id``,
+    ``turn``) and when (``timestamp``, epoch ms); ``superseded_by``: the id of the later standing fact that
+    supersedes it (same subject, or a change in the same domain: :func:`refind.profile.supersede`), and
+    ``current`` when none does."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message_id: str
+    session_id: str
+    turn: int
+    timestamp: int
+    kind: Literal["instruction", "preference", "fact"]
+    sentence: str
+    domain: str | None = None
+    subject: str | None = None
+    change: bool = False
+    superseded_by: str | None = None
+    current: bool = True
 
 
 class AddResult(BaseModel):

@@ -110,7 +110,8 @@ class Policy:
     standing_not_requested: int = 2
     """Standing instructions offered for a question that is not a request (on its topic only). Same section."""
     standing_max_words: int = 60
-    """A longer sentence is a story, not an instruction (:mod:`refind.standing`). Same section."""
+    """A longer sentence is a story, not an instruction or a standing fact (:mod:`refind.standing`). Same
+    section; kept for facts (issue 37): docs/benchmarks/standing.md."""
     stem_chars: int = 8000
     """Characters of a message read for its topic stems."""
 

@@ -12,6 +12,7 @@ the suite keeps failing for that engine until it is fixed and then says so.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import subprocess
@@ -30,6 +31,7 @@ from refind.config import Settings
 from refind.errors import ReadOnlyError, StoreClosed
 from refind.lexicon import ANALYZER_STOP_WORDS
 from refind.models import MAX_QUERY_TERMS, id_problem
+from refind.standing import read_standing
 from refind.store import open_engine
 from refind.store.base import (
     Engine,
@@ -657,6 +659,57 @@ def test_expire_removes_what_was_added_before_the_cutoff(engine: Engine) -> None
     assert engine.users() == ["alice", "carol"] and engine.query("bob", "old", 10) == []
     assert engine.request_marker("alice", "r-old") is None and engine.request_marker("alice", "r-new") == "2"
     assert engine.expire(cutoff).removed == 0 and engine.expire(cutoff).sessions == []
+
+
+# ---------------------------------------------------------------------------------------------- standing
+
+
+def stand(user: str, session: str, turn: int, content: str, **kw: Any) -> Record:
+    """A record with what the write path's rule reads in it (refind.standing)."""
+    r = rec(user, session, turn, content, **kw)
+    return dataclasses.replace(r, standing=read_standing(r.role, r.content))
+
+
+def test_standing_messages_are_stored_with_the_message_and_found_in_one_call(engine: Engine) -> None:
+    put(engine, [
+        stand("u", "s1", 0, "Plan my meals; keep in mind I'm on warfarin.", ts=T0),
+        stand("u", "s1", 1, "I'm on warfarin too, said the assistant.", ts=T0 + 1, role="assistant"),
+        stand("u", "s1", 2, "How do I bake bread?", ts=T0 + 2),
+        stand("u", "s2", 0, "Always answer in British English.", ts=T0 + DAY),
+        stand("u", "s2", 2, "I prefer short answers.", ts=T0 + DAY),
+        stand("other", "s1", 0, "I'm allergic to shellfish.", ts=T0),
+    ])  # fmt: skip
+    found = engine.standing("u", 10)
+    assert [(h.id, h.kind) for h in found] == [
+        ("s2:2", "preference"),
+        ("s2:0", "instruction"),
+        ("s1:0", "fact"),
+    ]  # newest first; equal times: the later turn first
+    fact = found[-1]
+    assert (fact.session_id, fact.turn, fact.timestamp, fact.role) == ("s1", 0, T0, "user")
+    assert (fact.domain, fact.subject, fact.change) == ("medication", "warfarin", False)
+    assert fact.sentence == "keep in mind I'm on warfarin."
+    assert found[0].domain is None and found[0].sentence == "I prefer short answers."
+    assert [h.id for h in engine.standing("u", 2)] == ["s2:2", "s2:0"] and engine.standing("u", 0) == []
+    assert [h.id for h in engine.standing("other", 10)] == ["s1:0"] and engine.standing("nobody", 5) == []
+    # replaced: what stands is the new message's; deleted, expired: gone with the message
+    put(engine, [stand("u", "s2", 2, "Thanks, that helps.", ts=T0 + DAY)])
+    put(engine, [stand("u", "s1", 2, "We're no longer vegan, by the way.", ts=T0 + 2)])
+    assert [(h.id, h.change) for h in engine.standing("u", 10)] == [
+        ("s2:0", False),
+        ("s1:2", True),
+        ("s1:0", False),
+    ]
+    assert engine.delete_session("u", "s2") == 2
+    assert [h.id for h in engine.standing("u", 10)] == ["s1:2", "s1:0"]
+    time.sleep(0.01)
+    cutoff = int(time.time() * 1000)
+    time.sleep(0.01)
+    put(engine, [stand("u", "s3", 0, "I live in Anchorage.", ts=T0 + 3 * DAY)])
+    engine.expire(cutoff)
+    engine.commit()
+    assert [h.id for h in engine.standing("u", 10)] == ["s3:0"] and engine.standing("other", 10) == []
+    assert engine.delete_user("u") == 1 and engine.standing("u", 10) == []
 
 
 # ---------------------------------------------------------------------------------------------- analysis

@@ -51,6 +51,10 @@ NOT_TUNED: dict[tuple[str, float], str] = {
     ("refind/search/session.py", 3): "digits of a round's milliseconds in the trace",
     ("refind/search/standing.py", 1024): "people whose standing candidates a store keeps: a cache bound",
     ("refind/standing.py", 20_000): "characters of one message the rule reads: a bound of work",
+    (
+        "refind/standing.py",
+        2,
+    ): "the word after next: an owned noun may follow one more word (the rule's definition)",
     ("refind/query/keywords.py", 3): "a stem keeps at least three letters (the rule's definition)",
     (
         "refind/agent/kinds/feedback.py",

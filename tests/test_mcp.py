@@ -123,7 +123,13 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
 
     stderr = over_stdio(index, tmp_path, body)
     tools = seen["tools"]
-    assert set(tools) == {"search", "keyword_search", "read_turns", "list_sessions"}  # read-only: no add
+    assert set(tools) == {
+        "search",
+        "keyword_search",
+        "read_turns",
+        "list_sessions",
+        "about_user",
+    }  # read-only: no add
     assert "past conversations" in (tools["search"].description or "")
     assert tools["search"].annotations.read_only_hint is True
     assert set(tools["keyword_search"].input_schema["properties"]) >= {"keywords", "date_from", "date_to"}
@@ -150,9 +156,37 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
 
     assert _invalid_params(seen["bad"], "date_from 'May 2024' is not a date in the form YYYY-MM-DD")
     assert _invalid_params(
-        seen["add"], "unknown tool 'add_messages'; the tools are: keyword_search, list_sessions"
+        seen["add"], "unknown tool 'add_messages'; the tools are: about_user, keyword_search, list_sessions"
     )
     assert "Traceback" not in stderr
+
+
+def test_about_user_lists_what_stands_newest_first_and_superseded_facts_on_request(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    with refind.Memory(index) as mem:
+        mem.add("me", "s1", [
+            {"role": "user", "content": "Plan my week. Keep in mind I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
+            {"role": "user", "content": "Always answer in metric units.", "timestamp": "2024-03-01T10:01:00Z"},
+        ])  # fmt: skip
+        mem.add(
+            "me",
+            "s2",
+            [{"role": "user", "content": "I'm no longer vegan.", "timestamp": "2024-05-01T10:00:00Z"}],
+        )
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["current"] = await session.call_tool("about_user", {})
+        seen["all"] = await session.call_tool("about_user", {"superseded": True})
+
+    over_stdio(index, tmp_path, body, "--user", "me")
+    assert _text(seen["current"]).splitlines() == [
+        "- 2024-05-01 [fact, diet] I'm no longer vegan. (session s2, turn 0)",
+        "- 2024-03-01 [instruction] Always answer in metric units. (session s1, turn 1)",
+    ]
+    assert _text(seen["all"]).splitlines()[-1] == (
+        "- 2024-03-01 [fact, diet] Keep in mind I'm vegan. (superseded by s2:0) (session s1, turn 0)"
+    )
 
 
 def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -> None:
@@ -177,7 +211,14 @@ def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -
         seen["found"] = await session.call_tool("keyword_search", {"keywords": "spare bike key"})
 
     over_stdio(index, tmp_path, body, "--allow-add", "--user", "me")
-    assert seen["tools"] == {"search", "keyword_search", "read_turns", "list_sessions", "add_messages"}
+    assert seen["tools"] == {
+        "search",
+        "keyword_search",
+        "read_turns",
+        "list_sessions",
+        "about_user",
+        "add_messages",
+    }
     assert _text(seen["add"]) == "Saved 1 new and 0 replaced message(s) in session 'notes'."
     assert "already saved" in _text(seen["again"])
     assert "the spare bike key is in the blue jar" in _text(seen["found"])
@@ -245,7 +286,7 @@ def test_streamable_http(index: Path, tmp_path: Path) -> None:
                 seen["search"] = await session.call_tool("keyword_search", {"keywords": "sourdough acetone"})
 
         anyio.run(main)
-        assert seen["tools"] == {"search", "keyword_search", "read_turns", "list_sessions"}
+        assert seen["tools"] == {"search", "keyword_search", "read_turns", "list_sessions", "about_user"}
         assert "Not dead, just hungry!" in _text(seen["search"])
     finally:
         server.terminate()
@@ -460,7 +501,7 @@ def test_bad_calls_are_json_rpc_invalid_params_in_a_short_sentence(index: Path, 
     assert _invalid_params(seen["missing"], "invalid arguments for search: question: field required")
     assert _invalid_params(seen["wrong_type"], "turn_from: input should be a valid integer")
     assert _invalid_params(
-        seen["unknown_tool"], "unknown tool 'delete_everything'; the tools are: keyword_search"
+        seen["unknown_tool"], "unknown tool 'delete_everything'; the tools are: about_user, keyword_search"
     )
     assert _invalid_params(seen["bogus_source"], "source 'bogus': no session has it; the sources of the")
     assert seen["no_session"].is_error and "no session 'no-such-session'" in _text(seen["no_session"])

@@ -291,3 +291,34 @@ def test_the_cli_imports_searches_and_counts_on_a_store_url(location: str, tmp_p
     assert stats.exit_code == 0 and json.loads(stats.output)["messages"] == 1, stats.output
     both = runner.invoke(main, ["--store", location, "--data", str(tmp_path), "stats"])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_a_prefix_written_before_standing_gets_it_on_its_first_writable_open(
+    location: str, opensearch: DevCluster
+) -> None:
+    """A prefix whose messages were stored without what stands in them (before issue 37, or by another
+    version of the rule): a read-only open reads them with the rule, the first writable open stores it."""
+    from refind.store.base import Record, WriteBatch
+
+    texts = [("user", "I'm allergic to shellfish."), ("assistant", "I'm allergic to nothing."),
+             ("user", "Always answer in metric units."), ("user", "What's for dinner?")]  # fmt: skip
+    with OpenSearchStore(location) as old:  # written as an older refind did: no standing on the records
+        old.write(WriteBatch([
+            Record("u", "s", f"s:{t}", t, 1_700_000_000_000 + t, role, text) for t, (role, text) in enumerate(texts)
+        ]))  # fmt: skip
+        old.commit()
+        assert old.standing("u", 10) == []
+    index = f"{location.rsplit('/', 1)[1]}-messages"
+    with opensearch.client() as client:
+        meta = next(iter(client.indices.get_mapping(index=index).values()))["mappings"]["_meta"]
+        client.indices.put_mapping(index=index, body={"_meta": {**meta, "standing": None}})
+    with OpenSearchStore(location, read_only=True) as reader:
+        assert [(h.id, h.kind) for h in reader.standing("u", 10)] == [("s:2", "instruction"), ("s:0", "fact")]
+    with OpenSearchStore(location) as store:
+        assert [(h.id, h.kind, h.domain) for h in store.standing("u", 10)] == [
+            ("s:2", "instruction", None),
+            ("s:0", "fact", "diet"),
+        ]
+        assert [h.content for h in store.get("u", ["s:0"])] == [texts[0][1]]
+    with OpenSearchStore(location, read_only=True) as reader:  # stored now: one query
+        assert reader._standing_stored and len(reader.standing("u", 10)) == 2

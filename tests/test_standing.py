@@ -1,12 +1,14 @@
-"""Standing instructions and preferences (refind.standing): the rule on hand-written messages, and search
-offering them beside the evidence in a small reserved share of the budget, marked, on a real index."""
+"""What stands (refind.standing): the rule on hand-written messages (instructions, preferences, a person's
+lasting facts and their changes), and search offering standing instructions beside the evidence in a small
+reserved share of the budget, marked, on a real index."""
 
 from __future__ import annotations
 
 import pytest
 
 import refind
-from refind.standing import is_standing, standing_sentence
+from refind.lexicon import FACT_DOMAINS
+from refind.standing import Standing, is_standing, read_standing, standing_sentence
 
 
 @pytest.mark.parametrize(
@@ -149,3 +151,171 @@ def test_an_instruction_given_after_a_search_is_offered_by_the_next(tmp_path) ->
     assert not [e for e in mem.search(ask, "me", now="2024-05-01").evidence if e.standing]
     reader.close()
     mem.close()
+
+
+# ------------------------------------------------------------------------------------------ standing facts
+# (text, domain, subject): sentences written for these tests, in every domain and shape the rule reads
+
+FACTS = [
+    # short declaratives
+    ("I keep kosher.", "diet", "kosher"),
+    ("I'm type 2 diabetic.", "health", "diabetic"),
+    ("I'm allergic to penicillin.", "diet", "allergic"),
+    ("I'm vegan.", "diet", "vegan"),
+    ("We're Catholic, so Fridays in Lent are meatless for us.", "religion", "catholic"),
+    ("I'm a pacifist.", "values", "pacifist"),
+    ("I'm a night-shift nurse.", "work", "nurse"),
+    ("I'm deaf in one ear.", "health", "deaf"),
+    ("I have epilepsy.", "health", "epilepsy"),
+    ("I'm pregnant with twins!", "health", "pregnant"),
+    ("I don't drink.", "diet", "don't drink"),
+    ("I'm on metformin.", "medication", "metformin"),
+    ("I'm on sertraline now.", "medication", "sertraline"),
+    ("I take levothyroxine every morning.", "medication", "morning"),
+    # the household
+    ("My son is 4.", "family", "son"),
+    ("Our 6-year-old has a peanut allergy.", "diet", "peanut"),
+    ("My wife uses a wheelchair.", "health", "wheelchair"),
+    ("We have two kids under five.", "family", "kids"),
+    ("My daughter is autistic and hates crowds.", "health", "autistic"),
+    ("My husband works night shifts at the hospital.", "family", "husband"),  # the first domain wins
+    ("I'm a single mom with three kids.", "family", "single mom"),
+    # pets
+    ("My dog is reactive around other dogs.", "pets", "dog"),
+    ("We keep backyard chickens.", "pets", "backyard chickens"),
+    # home
+    ("We live in a third-floor walk-up.", "home", "we live"),
+    ("I live in Anchorage.", "home", "i live"),
+    ("I rent, and my landlord bans pets.", "home", "landlord"),
+    ("We're in Denver, by the way.", "home", "denver"),
+    # work and its rules
+    ("My employer bans personal devices on the factory floor.", "work", "employer"),
+    ("At my firm, we're not allowed to use cloud storage for client files.", "work", "firm"),
+    ("I work from home three days a week.", "work", "work from home"),
+    ("I'm self-employed, so I pay my own health insurance.", "work", "self-employed"),
+    # money
+    ("I'm on a tight budget until my student loans are paid.", "money", "tight budget"),
+    ("We're still paying off $30k of credit card debt.", "money", "debt"),
+    ("I'm retired and live on a fixed income.", "money", "retired"),
+    # legal
+    ("I'm on a student visa, so I can't work off campus.", "legal", "visa"),
+    ("I have a felony conviction from 2015.", "legal", "felony"),
+    # commitment, routine
+    ("I play in a rec league every Thursday.", "commitment", "rec league"),
+    ("I'm training for a half marathon in the spring.", "commitment", "training for"),
+    ("I volunteer at the food bank every Saturday.", "commitment", "volunteer"),
+    # recovery, lessons, values
+    ("I've been sober since 2019.", "health", "sober"),
+    ("I learned the hard way to say no, and I'm much less stressed now.", "values", "learned the hard way"),
+    ("After learning to set boundaries at work I'm much calmer.", "values", "after learning"),
+    ("I refuse to buy fast fashion.", "values", "i refuse"),
+    ("I won't fly anymore for climate reasons.", "values", "fly"),
+    # buried in a longer request
+    ("Plan my meals for the week; keep in mind I'm on warfarin.", "medication", "warfarin"),
+    ("Can you suggest a weekend trip? Also, I use a wheelchair.", "health", "wheelchair"),
+    ("Write a cover letter for me - I'm a nurse with 10 years in the ER.", "work", "nurse"),
+    ("Help me pick a desk chair. I have a herniated disc.", "health", "herniated"),
+]
+
+
+@pytest.mark.parametrize(("text", "domain", "subject"), FACTS)
+def test_standing_facts(text: str, domain: str, subject: str) -> None:
+    s = read_standing("user", text)
+    assert s is not None, text
+    assert (s.kind, s.domain, s.subject) == ("fact", domain, subject), (text, s)
+    assert s.sentence in text and s.sentence == s.sentence.strip()
+    assert s.domain in FACT_DOMAINS
+
+
+NOT_STANDING = [
+    # passing: today, a mood, an errand, what one is doing now
+    "I'm so tired today.",
+    "I have a question about my visa.",
+    "I have a meeting in ten minutes, so quick one.",
+    "My coffee went cold while I was reading, ha.",
+    "I'm at the airport right now, the wifi is awful.",
+    "I'm watching the game tonight with my kids.",
+    "My dog knocked over my coffee this morning.",
+    "I'm starving, it's been a while since lunch.",
+    "I took my dog to the beach last weekend.",
+    "We're having pizza tonight.",
+    # questions
+    "Is it safe to take ibuprofen with warfarin?",
+    "What's a good diet for someone with diabetes?",
+    "Do you think my landlord can raise the rent?",
+    "How do I apply for a green card",
+    "Can you recommend a vegan restaurant in Denver?",
+    # hypotheticals and stories
+    "If I were allergic to nuts, what could I eat?",
+    "Imagine my character is a diabetic detective.",
+    "Suppose we moved to Canada; how would taxes work?",
+    # plans, wishes and requests in the first person
+    "I'm thinking of getting a dog.",
+    "I'd love to adopt a cat someday.",
+    "I want to start a vegan diet.",
+    "I'm planning to visit my sister in Boston.",
+    "I need ideas for my son's birthday party.",
+    "I'll be working from home on Friday.",
+    # chit-chat with no lasting fact in it
+    "I always lose my keys, haha.",
+    "I can never remember whether it's affect or effect.",
+    "My package was delayed again.",
+    "I just finished mowing the lawn.",
+    "Thanks, that was helpful!",
+    "The report is due on the 12th.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NOT_STANDING)
+def test_passing_questions_plans_and_chatter_do_not_stand(text: str) -> None:
+    assert read_standing("user", text) is None, (text, read_standing("user", text))
+
+
+def test_only_the_persons_own_facts_stand() -> None:
+    text = "I'm allergic to shellfish."
+    assert read_standing("user", text) is not None
+    assert read_standing("assistant", text) is None
+    assert read_standing("system", text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "domain"),
+    [
+        ("I'm no longer vegan.", "diet"),
+        ("Update: we moved to Tucson and we're renting again.", "home"),
+        ("I quit my job at the bank.", "work"),
+        ("Turns out I'm not allergic to penicillin after all.", "diet"),
+        ("Good news: the surgeon cleared me today and the crutches are gone.", "health"),
+        ("We paid off the last of our student loans today. Officially debt-free!", "money"),
+        ("Switched jobs! I'm now a nurse at the children's hospital.", "work"),
+        ("Our baby girl was born on Tuesday, and we're exhausted but happy.", "family"),
+    ],
+)
+def test_a_change_of_a_standing_fact_is_read_as_one(text: str, domain: str) -> None:
+    s = read_standing("user", text)
+    assert s is not None and s.kind == "fact" and s.change and s.domain == domain, (text, s)
+
+
+def test_a_fact_without_change_words_is_no_change() -> None:
+    s = read_standing("user", "I'm allergic to penicillin.")
+    assert s is not None and not s.change
+
+
+def test_instructions_and_preferences_come_before_facts_and_keep_their_kind() -> None:
+    assert read_standing("user", "I'm vegan. Always suggest plant-based recipes.") == Standing(
+        "instruction", "Always suggest plant-based recipes.", None, None, False
+    )
+    pref = read_standing("user", "I prefer short answers.")
+    assert pref is not None and pref.kind == "preference" and pref.domain is None
+    assert is_standing("user", "I prefer short answers.")
+    assert not is_standing("user", "I'm vegan.")  # is_standing: instructions and preferences only
+
+
+def test_the_standing_sentence_is_verbatim() -> None:
+    text = "Could you plan a two-week dinner rotation?   Keep in mind I've been on warfarin since 2020.  "
+    s = read_standing("user", text)
+    assert s is not None and s.sentence == "Keep in mind I've been on warfarin since 2020."
+    assert (
+        read_standing("user", "Python 3.6 is what we have: our codebase is pinned to Python 3.6.") is not None
+    )

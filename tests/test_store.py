@@ -431,3 +431,71 @@ def test_concurrent_adds_share_commits_without_losing_or_mixing_turns(tmp_path: 
         assert sum(r.duplicate_request for r in results) == 16 * 6 - 6
     with refind.Memory(path) as m:  # all of it durable
         assert m.count("u") == 16 * 6 * 2 + 6
+
+
+def test_an_index_written_before_standing_gets_it_on_its_first_writable_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index whose messages were stored without what stands in them (before issue 37, or by another
+    version of the rule): a read-only open reads them with the rule, the first writable open stores it
+    (keeping each message's add time), and from then on one query finds them."""
+    import json
+    import logging
+    import time
+
+    from refind.standing import RULE_VERSION
+    from refind.store.base import Record, WriteBatch
+    from refind.store.lucene import LuceneStore
+
+    path = tmp_path / "index"
+    texts = [
+        ("user", "I'm allergic to shellfish."),
+        ("assistant", "Noted: I'm allergic to nothing, being software."),
+        ("user", "What's a good pasta recipe?"),
+        ("user", "Always answer in metric units."),
+    ]
+    with LuceneStore(path) as old:  # written as an older refind did: no standing on the records
+        old.write(WriteBatch([
+            Record("u", "s", f"s:{t}", t, 1_700_000_000_000 + t, role, text) for t, (role, text) in enumerate(texts)
+        ]))  # fmt: skip
+        old.commit()
+        assert old.standing("u", 10) == []
+    time.sleep(0.01)
+    written = int(time.time() * 1000)  # after the messages were added, before the upgrade rewrites two
+    time.sleep(0.01)
+    meta = json.loads((path / "refind.json").read_text())
+    del meta["standing"]
+    (path / "refind.json").write_text(json.dumps(meta))
+
+    with LuceneStore(path, read_only=True) as reader:  # read with the rule on the fly
+        assert [(h.id, h.kind) for h in reader.standing("u", 10)] == [("s:3", "instruction"), ("s:0", "fact")]
+    with caplog.at_level(logging.INFO, logger="refind.store._standing"):
+        store = LuceneStore(path)
+    assert "read what stands in the 3 messages of 1 people" in caplog.text
+    assert json.loads((path / "refind.json").read_text())["standing"] == RULE_VERSION
+    with store:
+        found = store.standing("u", 10)
+        assert [(h.id, h.kind, h.domain) for h in found] == [
+            ("s:3", "instruction", None),
+            ("s:0", "fact", "diet"),
+        ]
+        assert store.count("u") == 4 and [h.content for h in store.get("u", ["s:0"])] == [texts[0][1]]
+        assert store.expire(written).removed == 4  # the rewritten messages keep their add times
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="refind.store._standing"), LuceneStore(path):
+        pass
+    assert "read what stands" not in caplog.text  # once
+
+
+def test_memory_add_stores_what_stands(mem: refind.Memory) -> None:
+    mem.add("me", "s1", [
+        {"role": "user", "content": "Can you plan my week? I work night shifts, so mornings are for sleep."},
+        {"role": "assistant", "content": "Sure. Always check with your doctor."},
+    ])  # fmt: skip
+    (hit,) = mem.store.standing("me", 10)
+    assert (hit.id, hit.kind, hit.domain, hit.sentence) == (
+        "s1:0",
+        "fact",
+        "work",
+        "I work night shifts, so mornings are for sleep.",
+    )

@@ -75,6 +75,14 @@ List the user's stored conversations, most recent first: each with its session i
 (chatgpt, claude, claude-code, ...), project, dates and message count. Use it when the user asks what is \
 in their history, or to find a conversation by its title; read one with read_turns."""
 
+ABOUT_DESCRIPTION = """\
+What the user has said that stands: their standing instructions and preferences ("always answer in \
+metric") and lasting facts about themselves, their household or their work (a condition, a medication, a \
+diet, children, where they live, an employer's rules, a value they hold), each with its date, newest first. \
+Use it before advising on food, travel, health, money, work or plans, even when the request does not name \
+such a fact: a search cannot find what the question gives no word for. A fact that a later one changed is \
+marked superseded."""
+
 SOURCE_FILTER = (
     "Only conversations from this app: chatgpt, claude, claude-code, jsonl, ... (see list_sessions)."
 )
@@ -180,7 +188,7 @@ def build_server(
     mem: refind.Memory, user_id: str, *, allow_add: bool = False, name: str = "refind"
 ) -> MCPServer[Any]:
     """An ``MCPServer`` whose tools search ``user_id``'s history in ``mem``: ``search``, ``keyword_search``
-    and ``read_turns``, plus ``add_messages`` when ``allow_add`` (``mem`` must then be writable)."""
+    ``read_turns``, ``list_sessions`` and ``about_user``, plus ``add_messages`` when ``allow_add`` (``mem`` must then be writable)."""
     server: MCPServer[Any] = _Server(
         name, instructions=INSTRUCTIONS, version=refind.__version__, log_level="WARNING"
     )
@@ -311,6 +319,27 @@ def build_server(
         if len(rows) > limit:
             lines.append(f"(more sessions: list_sessions with offset {offset + limit})")
         return "\n".join(lines)
+
+    @server.tool(description=ABOUT_DESCRIPTION, annotations=read_only)
+    def about_user(
+        superseded: Annotated[
+            bool, Field(description="Also list the facts that a later one changed.")
+        ] = False,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many, newest first.")] = 100,
+    ) -> str:
+        with _errors():
+            facts = mem.profile(user_id, limit=limit)
+        lines = []
+        for f in facts:
+            if not f.current and not superseded:
+                continue
+            kind = f.kind if f.domain is None else f"{f.kind}, {f.domain}"
+            note = "" if f.current else f" (superseded by {f.superseded_by})"
+            lines.append(
+                f"- {refind.format_date(f.timestamp, 'day')} [{kind}] {f.sentence}{note} "
+                f"(session {f.session_id}, turn {f.turn})"
+            )
+        return "\n".join(lines) if lines else "Nothing that stands is recorded for this user."
 
     if allow_add:
 

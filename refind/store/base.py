@@ -36,7 +36,13 @@ Rules every engine keeps (and the contract suite checks):
   vector; a vector is written for a message as of its token (:meth:`Writer.write_vectors`) and found only
   by :meth:`Reader.knn` over its own user's vectors; deletions, retention and replacements remove a
   message's vector and queue entry with it; the vectors' model is recorded once
-  (:meth:`Writer.use_vector_model`) and another is refused.
+  (:meth:`Writer.use_vector_model`) and another is refused;
+- standing (issue 37): a record's :attr:`Record.standing` (what the write path's rule,
+  :func:`refind.standing.read_standing`, read in it) is stored with the message and goes with it (replaced,
+  deleted, expired, re-imported as the message is); :meth:`Reader.standing` finds a person's standing
+  messages in one query, not a scan; an index written before (or by another version of the rule,
+  :data:`refind.standing.RULE_VERSION`) gets them on its first writable open, and a read-only open of such an
+  index reads its messages with the rule instead.
 """
 
 from __future__ import annotations
@@ -50,10 +56,13 @@ from typing import Protocol, runtime_checkable
 
 from refind.errors import StoreError
 from refind.models import MAX_QUERY_TERMS, Hit
+from refind.standing import Standing, StandingKind
 
 __all__ = [
     "ANALYZER_NAME",
     "query_bag",
+    "standing_dict",
+    "standing_of",
     "AlreadyApplied",
     "RequestTaken",
     "WriteRaced",
@@ -68,6 +77,7 @@ __all__ = [
     "SessionInfo",
     "SessionState",
     "SessionCounts",
+    "StandingHit",
     "VectorCounts",
     "VectorRecord",
     "WriteBatch",
@@ -178,6 +188,9 @@ class Record:
     speaker: str | None = None
     time_text: str | None = None
     replace: bool = True  # False only when the writer knows the id is new (skips the delete-by-id)
+    standing: Standing | None = (
+        None  # what the message says that stands (refind.standing), user messages only
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +234,59 @@ class SessionInfo:
     title: str | None = None
     source: str | None = None
     project: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StandingHit:
+    """A stored message that states something standing (:meth:`Reader.standing`): where it is, and what the
+    rule read in it (:class:`refind.standing.Standing`)."""
+
+    id: str
+    session_id: str
+    turn: int
+    timestamp: int
+    role: str
+    kind: StandingKind
+    domain: str | None
+    subject: str | None
+    change: bool
+    sentence: str
+
+    @classmethod
+    def of(cls, hit: Hit, standing: Standing) -> StandingHit:
+        """The standing message ``hit`` with what the rule read in it."""
+        return cls(
+            hit.id, hit.session_id, hit.turn, hit.timestamp, hit.role, standing.kind, standing.domain,
+            standing.subject, standing.change, standing.sentence,
+        )  # fmt: skip
+
+
+def standing_of(raw: Mapping[str, object] | None) -> Standing | None:
+    """A stored standing object (``{"kind", "sentence", "domain", "subject", "change"}``, as the engines keep
+    it beside a message) as a :class:`~refind.standing.Standing`, or None."""
+    if not raw or not isinstance(raw.get("kind"), str):
+        return None
+    domain, subject = raw.get("domain"), raw.get("subject")
+    return Standing(
+        raw["kind"],  # type: ignore[arg-type]
+        str(raw.get("sentence") or ""),
+        domain if isinstance(domain, str) else None,
+        subject if isinstance(subject, str) else None,
+        bool(raw.get("change")),
+    )
+
+
+def standing_dict(standing: Standing | None) -> dict[str, object] | None:
+    """``standing`` as the engines store it beside a message (None: nothing stands)."""
+    if standing is None:
+        return None
+    return {
+        "kind": standing.kind,
+        "sentence": standing.sentence,
+        "domain": standing.domain,
+        "subject": standing.subject,
+        "change": standing.change,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,6 +484,14 @@ class Reader(Protocol):
 
     def vector_model(self) -> tuple[str, int] | None:
         """The model (name, dimensions) the index's vectors are of, or None before any is recorded."""
+        ...
+
+    def standing(self, user_id: str, k: int) -> list[StandingHit]:
+        """``user_id``'s messages that state something standing (an instruction, a preference or a fact:
+        :func:`refind.standing.read_standing`, read at write time and stored with the message), newest first
+        (ties: by session id, then the later turn first), at most ``k``. One query over what was stored, not a scan of the person's
+        messages (but for a read-only open of an index written before issue 37, which reads them with the
+        rule)."""
         ...
 
 

@@ -26,7 +26,9 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
+from refind.standing import RULE_VERSION
 from refind.store._jvm import ensure_jvm, java_bytes, java_exception_class, java_floats, jclass
+from refind.store._standing import classify_stored, read_standing_now
 from refind.store.base import (
     ANALYZER_NAME,
     Expired,
@@ -37,10 +39,13 @@ from refind.store.base import (
     SessionCounts,
     SessionInfo,
     SessionState,
+    StandingHit,
     VectorCounts,
     VectorRecord,
     WriteBatch,
     model_mismatch,
+    standing_dict,
+    standing_of,
 )
 
 __all__ = ["ANALYZER_NAME", "FORMAT_VERSION", "LuceneStore"]
@@ -157,6 +162,8 @@ class LuceneStore:
                 self._upgrade(upgrade_from)
             if self._meta is not None and "vectors" not in self._meta:
                 self._queue_for_vectors()
+            if self._meta is not None and self._meta.get("standing") != RULE_VERSION:
+                self._classify_stored()
             self._write_meta()
 
     # ------------------------------------------------------------------ opening
@@ -272,6 +279,48 @@ class LuceneStore:
             "fills them in", n, self.path, time.perf_counter() - started,
         )  # fmt: skip
 
+    def _classify_stored(self) -> None:
+        """An index written before standing messages were stored (or by another version of the rule): read
+        every person's own messages with the rule once and store what stands, without a re-import."""
+        with self._java("reading standing messages"):
+            classify_stored(self, self._set_standing, self._stored_standing, str(self.path))
+            self._engine.commit()
+
+    def _set_standing(self, records: list[list[Any]]) -> int:
+        data = java_bytes(json.dumps(records).encode("ascii"))
+        return int(self._engine.setStanding(data))
+
+    def _stored_standing(self, user_id: str) -> dict[str, dict[str, object] | None]:
+        n = self.count(user_id)
+        with self._java("search"):
+            out = self._reading().standing(user_id, int(n)) if n else b"[]"
+        return {str(d["id"]): (d.get("raw") or {}).get("standing") for d in json.loads(bytes(out))}
+
+    def _stores_standing(self) -> bool:
+        """Whether the index stores what its messages say that stands, by this rule (a read-only open of an
+        index a writer has not yet upgraded reads it with the rule instead)."""
+        if self.path is None or not self.read_only:
+            return True
+        record = self._meta.get("standing") if self._meta is not None else None
+        if record != RULE_VERSION:  # the writer may have upgraded it since: read the file again
+            with suppress(OSError, ValueError):
+                record = json.loads((self.path / _META_FILE).read_text()).get("standing")
+        return record == RULE_VERSION
+
+    def standing(self, user_id: str, k: int) -> list[StandingHit]:
+        if k <= 0:
+            return []
+        if not self._stores_standing():
+            return read_standing_now(self, user_id, k)
+        with self._java("search"):
+            out = self._reading().standing(user_id, int(k))
+        found = []
+        for d in json.loads(bytes(out)):
+            s = standing_of((d.get("raw") or {}).get("standing"))
+            if s is not None:
+                found.append(StandingHit.of(_hit(d), s))
+        return found
+
     def _write_meta(self, vectors: dict[str, Any] | None = None) -> None:
         """Write ``refind.json`` when the format or the vectors' record (``vectors``: the model's name and
         dimensions, or ``{}`` before any) changes, atomically."""
@@ -283,6 +332,7 @@ class LuceneStore:
             self._meta is not None
             and self._meta.get("format") == fmt
             and self._meta.get("vectors") == vectors
+            and self._meta.get("standing") == RULE_VERSION
         ):
             return
         meta: dict[str, Any] = {
@@ -293,6 +343,7 @@ class LuceneStore:
             "analyzer": ANALYZER_NAME,
             "bm25": {"k1": self.settings.bm25_k1, "b": self.settings.bm25_b},
             "vectors": vectors,
+            "standing": RULE_VERSION,
         }
         meta_path = self.path / _META_FILE
         tmp = meta_path.with_suffix(".tmp")
@@ -628,6 +679,7 @@ class LuceneStore:
                     r.speaker,
                     r.time_text,
                     r.replace,
+                    standing_dict(r.standing),
                 ]
                 for r in batch.records
             ],  # fmt: skip

@@ -38,6 +38,8 @@ from pathlib import Path
 from refind.config import Settings
 from refind.errors import IndexFormatError, InvalidInput, StoreClosed, StoreError
 from refind.models import Hit
+from refind.standing import Standing
+from refind.store._standing import sort_standing
 from refind.store.analysis import analyze as _analyze
 from refind.store.base import (
     Expired,
@@ -47,6 +49,7 @@ from refind.store.base import (
     SessionCounts,
     SessionInfo,
     SessionState,
+    StandingHit,
     VectorCounts,
     VectorRecord,
     WriteBatch,
@@ -112,6 +115,7 @@ class _Doc:
     added: int
     tf: dict[str, int]
     norm: int  # the length norm byte, as Lucene encodes it
+    standing: Standing | None = None  # what the message says that stands (refind.standing)
 
     def hit(self, score: float = 0.0, content: bool = True) -> Hit:
         if not content:
@@ -232,6 +236,7 @@ class ReferenceStore:
         self._docs: dict[int, _Doc] = {}  # seq -> message, in insertion order
         self._by_key: dict[tuple[str, str], list[int]] = {}  # (user, id) -> seqs
         self._by_user: dict[str, dict[int, None]] = {}  # user -> seqs (an ordered set)
+        self._standing: dict[str, dict[int, None]] = {}  # user -> seqs of their standing messages
         self._contents = _Field()
         self._sessions: dict[tuple[str, str], _SessionDoc] = {}
         self._session_field = _Field()
@@ -388,6 +393,21 @@ class ReferenceStore:
                 int(k), ((sign * d.ts, d.seq) for d in self._user_docs(user_id) if keep(d))
             )
             return [self._docs[seq].hit() for _, seq in chosen]
+
+    def standing(self, user_id: str, k: int) -> list[StandingHit]:
+        """``user_id``'s standing messages (kept apart as they are written: no scan), newest first, ties by
+        session id then the later turn first."""
+        self._check()
+        if k <= 0:
+            return []
+        with self._lock:
+            self._check()
+            found = []
+            for seq in self._standing.get(user_id, ()):
+                d = self._docs[seq]
+                assert d.standing is not None
+                found.append(StandingHit.of(d.hit(), d.standing))
+        return sort_standing(found)[:k]
 
     def term_counts(self, user_id: str, text: str) -> dict[str, int]:
         """For each distinct query term (those :meth:`query` uses, in first-occurrence order): how many of
@@ -765,6 +785,11 @@ class ReferenceStore:
         del mine[seq]
         if not mine:
             del self._by_user[d.user_id]
+        if d.standing is not None:
+            stands = self._standing[d.user_id]
+            del stands[seq]
+            if not stands:
+                del self._standing[d.user_id]
 
     def _apply_record(self, r: Record, added: int, tf: dict[str, int]) -> None:
         key = (r.user_id, r.id)
@@ -781,8 +806,10 @@ class ReferenceStore:
         seq = self._next_seq()
         self._docs[seq] = _Doc(
             seq, r.user_id, r.session_id, r.id, int(r.turn), int(r.timestamp), r.role, r.content,
-            r.speaker, r.time_text, added, dict(tf), _norm(tf),
+            r.speaker, r.time_text, added, dict(tf), _norm(tf), r.standing,
         )  # fmt: skip
+        if r.standing is not None:
+            self._standing.setdefault(r.user_id, {})[seq] = None
         self._contents.add(seq, tf)
         self._by_key.setdefault(key, []).append(seq)
         self._by_user.setdefault(r.user_id, {})[seq] = None

@@ -31,6 +31,7 @@ from typing import Protocol
 
 from refind.errors import InvalidInput, RequestConflict, StoreError
 from refind.models import MAX_MESSAGE_CHARS, AddResult, Hit, Message, SessionLog, check_id, parse_messages
+from refind.standing import read_standing
 from refind.store.base import (
     AlreadyApplied,
     Engine,
@@ -176,6 +177,7 @@ def resolve(
                 speaker=m.speaker,
                 time_text=time_text,
                 replace=known or msg_id in seen,
+                standing=read_standing(m.role, m.content) if m.role == "user" else None,
             )
         )
         seen.add(msg_id)

@@ -44,6 +44,7 @@ from refind.store.base import (
     SessionState,
     WriteBatch,
     WriteRaced,
+    standing_dict,
 )
 from refind.store.opensearch._reads import Reads, hits, user_term
 from refind.store.opensearch._schema import doc_id, hit_raw, raw
@@ -445,11 +446,15 @@ class Commits:
                     continue
                 did = doc_id(r.user_id, r.id)
                 meta = {"_index": self.index["messages"], "_id": did, "routing": r.user_id}
-                writes.append(({"index": meta}, {
+                doc = {
                     "user_id": r.user_id, "session_id": r.session_id, "id": r.id, "mid": did,
                     "role": r.role, "turn": int(r.turn), "ts": int(r.timestamp), "added": added,
                     "seq": self._next_seq(), "contents": r.content, "raw": raw(r),
-                }))  # fmt: skip
+                }  # fmt: skip
+                if r.standing is not None:
+                    doc["standing"] = r.standing.kind
+                    doc["standing_raw"] = json.dumps(standing_dict(r.standing), ensure_ascii=False)
+                writes.append(({"index": meta}, doc))
             for info in batch.infos:
                 if (info.user_id, info.session_id) in raced:
                     continue

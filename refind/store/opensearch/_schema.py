@@ -78,6 +78,8 @@ MAPPINGS: dict[str, dict[str, Any]] = {
             "user_id": _KEYWORD, "session_id": _KEYWORD, "id": _KEYWORD, "mid": _KEYWORD, "role": _KEYWORD,
             "turn": {"type": "integer"}, "ts": {"type": "long"}, "added": {"type": "long"},
             "seq": {"type": "long"}, "contents": _TEXT, "raw": _STORED,
+            # what the message says that stands (issue 37): its kind, and the whole reading as JSON
+            "standing": _KEYWORD, "standing_raw": _STORED,
         },
     },
     "sessions": {

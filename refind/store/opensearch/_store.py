@@ -5,6 +5,7 @@ transport, the reads and the commit protocol together behind the engine protocol
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -15,6 +16,8 @@ from typing import Any
 from refind.config import Settings
 from refind.errors import IndexFormatError, InvalidInput, ReadOnlyError, StoreError
 from refind.models import Hit
+from refind.standing import RULE_VERSION
+from refind.store._standing import classify_stored, read_standing_now, sort_standing
 from refind.store.base import (
     Expired,
     Filters,
@@ -22,15 +25,17 @@ from refind.store.base import (
     SessionCounts,
     SessionInfo,
     SessionState,
+    StandingHit,
     VectorCounts,
     VectorRecord,
     WriteBatch,
+    standing_of,
 )
 from refind.store.opensearch._commit import Commits
 from refind.store.opensearch._location import parse_location
-from refind.store.opensearch._reads import Reads
-from refind.store.opensearch._schema import MAPPINGS, format_problem, index_body
-from refind.store.opensearch._transport import Transport, connect
+from refind.store.opensearch._reads import Reads, user_term
+from refind.store.opensearch._schema import MAPPINGS, doc_id, format_problem, hit_raw, index_body
+from refind.store.opensearch._transport import PAGE, Transport, connect
 from refind.store.opensearch._vectors import Vectors
 
 __all__ = ["OpenSearchStore"]
@@ -77,6 +82,7 @@ class OpenSearchStore:
         self._vectors = Vectors(self._t, self._reads, self.index, self.stale_after)
         self._commits.vectors = self._vectors
         self._close_lock = threading.Lock()
+        self._standing_stored = True  # the messages index stores what stands, by this rule (issue 37)
         self._ensure_indexes()
 
     # ------------------------------------------------------------------ opening
@@ -103,7 +109,10 @@ class OpenSearchStore:
                 # the vectors of a prefix created now: nothing to queue (one written before vectors is
                 # queued below, once)
                 fresh = name == "vectors" and "messages" in created
-                self._create(index, mapping, {"queued": True} if fresh else None)
+                first: dict[str, Any] | None = {"queued": True} if fresh else None
+                if name == "messages":
+                    first = {"standing": RULE_VERSION}
+                self._create(index, mapping, first)
                 created.add(name)
             got = self._t.call("opening", partial(self._client.indices.get_mapping, index=index))
             meta = next(iter(got.values()))["mappings"].get("_meta", {})
@@ -112,6 +121,70 @@ class OpenSearchStore:
                 raise IndexFormatError(f"index {index} at {self.location} {problem}")
             if name == "vectors" and not self.read_only and not meta.get("queued"):
                 self._queue_all(meta)
+            if name == "messages" and meta.get("standing") != RULE_VERSION:
+                self._standing_stored = False
+                props = next(iter(got.values()))["mappings"].get("properties", {})
+                if not self.read_only and "standing" not in props:  # a prefix written before issue 37
+                    fields = {"standing": MAPPINGS["messages"]["properties"]["standing"],
+                              "standing_raw": MAPPINGS["messages"]["properties"]["standing_raw"]}  # fmt: skip
+                    put = partial(self._client.indices.put_mapping, index=index, body={"properties": fields})
+                    self._t.call("opening", put)
+        if not self.read_only and not self._standing_stored:
+            self._classify_stored()
+
+    # ------------------------------------------------------------------ standing (issue 37)
+
+    def _classify_stored(self) -> None:
+        """A prefix written before standing messages were stored (or by another version of the rule): every
+        person's own messages read with the rule once, what stands stored beside them (their ``raw`` is
+        left as it is: only the two standing fields are updated), then the index marked."""
+        classify_stored(self, self._set_standing, self._stored_standing, self.location)
+        index = self.index["messages"]
+        self._t.call("opening", lambda: self._client.indices.refresh(index=index))
+        got = self._t.call("opening", partial(self._client.indices.get_mapping, index=index))
+        meta = next(iter(got.values()))["mappings"].get("_meta", {})
+        body = {"_meta": {**meta, "standing": RULE_VERSION}}
+        self._t.call("opening", lambda: self._client.indices.put_mapping(index=index, body=body))
+        self._standing_stored = True
+
+    def _stored_standing(self, user_id: str) -> dict[str, dict[str, object] | None]:
+        query = {"bool": {"filter": [user_term(user_id), {"exists": {"field": "standing"}}]}}
+        found = self._reads.scan("messages", query, user_id, _source=["id", "standing_raw"])
+        return {d["_source"]["id"]: json.loads(d["_source"]["standing_raw"]) for d in found}
+
+    def _set_standing(self, records: list[list[Any]]) -> int:
+        actions = []
+        for user_id, mid, standing in records:
+            meta = {"_index": self.index["messages"], "_id": doc_id(user_id, mid), "routing": user_id}
+            fields = {
+                "standing": standing["kind"] if standing else None,
+                "standing_raw": json.dumps(standing, ensure_ascii=False) if standing else None,
+            }
+            actions.append(({"update": meta}, {"doc": fields}))
+        done = self._t.bulk(actions, "false")
+        return sum(1 for status, _ in done if 200 <= status < 300)
+
+    def standing(self, user_id: str, k: int) -> list[StandingHit]:
+        self._t.check()
+        if k <= 0:
+            return []
+        if not self._standing_stored:
+            return read_standing_now(self, user_id, k)
+        query = {"bool": {"filter": [user_term(user_id), {"exists": {"field": "standing"}}]}}
+        if k <= PAGE:
+            body = {
+                "query": query, "size": int(k), "_source": ["raw", "standing_raw"], "track_total_hits": False,
+                "sort": [{"ts": "desc"}, {"session_id": "asc"}, {"turn": "desc"}],
+            }  # fmt: skip
+            docs = self._reads.search("messages", body, user_id)["hits"]["hits"]
+        else:
+            docs = list(self._reads.scan("messages", query, user_id, _source=["raw", "standing_raw"]))
+        found = []
+        for d in docs:
+            s = standing_of(json.loads(d["_source"]["standing_raw"]))
+            if s is not None:
+                found.append(StandingHit.of(hit_raw(d["_source"]["raw"]), s))
+        return sort_standing(found)[:k]
 
     def _queue_all(self, meta: dict[str, Any]) -> int:
         """A prefix written before vectors (or a reset): every message queued for its vector, then the

@@ -773,6 +773,83 @@ public final class Engine implements Closeable {
     }
   }
 
+  /**
+   * The messages of {@code user} that state something standing (their "standing" kind indexed at write
+   * time: issue 37), newest first, at most {@code k}, with content (the stored message holds its standing
+   * sentence, domain, subject and change flag). One query: no scan of the person's messages.
+   */
+  public byte[] standing(String user, int k) throws IOException {
+    if (k <= 0) {
+      return EMPTY_LIST.clone();
+    }
+    BooleanQuery.Builder b = new BooleanQuery.Builder();
+    b.add(new TermQuery(new Term("user_id", user)), Occur.FILTER);
+    b.add(new TermQuery(new Term("kind", "m")), Occur.FILTER);
+    b.add(termSet("standing", List.of("instruction", "preference", "fact")), Occur.FILTER);
+    IndexSearcher searcher = manager.acquire();
+    try {
+      Sort sort =
+          new Sort(
+              new SortField("ts", SortField.Type.LONG, true),
+              new SortField("session_id", SortField.Type.STRING, false),
+              new SortField("turn", SortField.Type.LONG, true));
+      TopDocs top = searcher.search(b.build(), k, sort);
+      return hits(searcher, top.scoreDocs, false, true);
+    } finally {
+      manager.release(searcher);
+    }
+  }
+
+  /**
+   * Sets what stored messages say that stands (the upgrade of an index written before issue 37, or by
+   * another version of the rule): {@code records} is a JSON list of [user, id, standing or null]. Each
+   * message is rewritten from what it stored ("raw"), keeping its add time; its vector (kept apart, by key)
+   * is untouched. Not committed. Returns how many messages were rewritten (missing ids are skipped).
+   */
+  public long setStanding(byte[] records) throws IOException {
+    checkWritable();
+    JsonNode list = MAPPER.readTree(records);
+    long n = 0;
+    synchronized (writeLock) {
+      IndexSearcher searcher = manager.acquire();
+      try {
+        StoredFields stored = searcher.storedFields();
+        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+        for (JsonNode e : list) {
+          String user = e.get(0).asText();
+          String key = user + SEP + e.get(1).asText();
+          TopDocs top = searcher.search(kindAnd("m", new TermQuery(new Term("key", key))), 1);
+          if (top.scoreDocs.length == 0) {
+            continue;
+          }
+          int docId = top.scoreDocs[0].doc;
+          JsonNode raw = MAPPER.readTree(stored.document(docId).get("raw"));
+          LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docId, leaves));
+          NumericDocValues added = leaf.reader().getNumericDocValues("added");
+          long when = added != null && added.advanceExact(docId - leaf.docBase) ? added.longValue() : 0L;
+          com.fasterxml.jackson.databind.node.ArrayNode r = MAPPER.createArrayNode();
+          r.add(user);
+          r.add(raw.get("session_id").asText());
+          r.add(raw.get("id").asText());
+          r.add(raw.get("turn").asInt());
+          r.add(raw.get("ts").asLong());
+          r.add(raw.get("role").asText());
+          r.add(raw.get("content").asText());
+          r.add(raw.hasNonNull("speaker") ? raw.get("speaker").asText() : null);
+          r.add(raw.hasNonNull("time_text") ? raw.get("time_text").asText() : null);
+          r.add(true);
+          r.add(e.get(2));
+          doc.fill(r, terms(raw.get("content").asText()).toArray(new String[0]), when);
+          writer.updateDocument(new Term("key", key), doc.doc);
+          n++;
+        }
+      } finally {
+        manager.release(searcher);
+      }
+    }
+    return n;
+  }
+
   /** BM25 over whole sessions of {@code user} (restricted to {@code sessionIds}, a JSON list, when given). */
   public String searchSessions(String user, String text, int k, String sessionIds) throws IOException {
     List<String> only =
@@ -1519,6 +1596,8 @@ public final class Engine implements Closeable {
     final TermsStream terms = new TermsStream();
     final Field contents;
     final StoredField raw = new StoredField("raw", "");
+    // what the message says that stands (issue 37): its kind, indexed only when it has one
+    final StringField standing = new StringField("standing", "", Field.Store.NO);
     final Document doc = new Document();
 
     MessageDoc(org.apache.lucene.document.FieldType textType) {
@@ -1534,7 +1613,8 @@ public final class Engine implements Closeable {
 
     /**
      * Sets every field for record {@code r} (JSON [user, session, id, turn, ts, role, content, speaker,
-     * time_text, replace]) whose content was analyzed into {@code analyzed}.
+     * time_text, replace, standing]; standing: null or absent, or {kind, sentence, domain, subject, change},
+     * stored in "raw" and its kind indexed as "standing") whose content was analyzed into {@code analyzed}.
      */
     void fill(JsonNode r, String[] analyzed, long added) throws IOException {
       String u = r.get(0).asText();
@@ -1560,6 +1640,13 @@ public final class Engine implements Closeable {
       role.setStringValue(ro);
       roleDv.setBytesValue(new BytesRef(ro));
       terms.set(analyzed);
+      JsonNode st = r.size() > 10 ? r.get(10) : null;
+      boolean stands = st != null && st.isObject() && st.hasNonNull("kind");
+      doc.removeFields("standing");
+      if (stands) {
+        standing.setStringValue(st.get("kind").asText());
+        doc.add(standing);
+      }
       StringWriter w = new StringWriter(content.length() + 96);
       try (JsonGenerator g = JSON.createGenerator(w)) {
         g.writeStartObject();
@@ -1574,6 +1661,10 @@ public final class Engine implements Closeable {
         }
         if (!r.get(8).isNull()) {
           g.writeStringField("time_text", r.get(8).asText());
+        }
+        if (stands) {
+          g.writeFieldName("standing");
+          MAPPER.writeTree(g, st);
         }
         g.writeEndObject();
       }
@@ -2108,6 +2199,7 @@ public final class Engine implements Closeable {
             r.add(raw.hasNonNull("speaker") ? raw.get("speaker").asText() : null);
             r.add(raw.hasNonNull("time_text") ? raw.get("time_text").asText() : null);
             r.add(true);
+            r.add(raw.hasNonNull("standing") ? raw.get("standing") : null);
             doc.fill(r, terms(raw.get("content").asText()).toArray(new String[0]), when);
             writer.updateDocument(new Term("key", old.get("user_id") + SEP + raw.get("id").asText()), doc.doc);
             n++;
