@@ -25,6 +25,10 @@ COMMANDS = {
         "benchmarks.standing_rule",
         "the standing rule on hand-written facts and distractors, and its flag rate on real user messages",
     ),
+    "meaning-floor": (
+        "benchmarks.meaning_floor",
+        "how near the gold is by meaning: what each floor of the round by meaning keeps and lets through",
+    ),
     "dense-probe": (
         "benchmarks.dense_probe",
         "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",

@@ -45,6 +45,7 @@ class Settings(BaseModel):
     | ``max_query_chars`` | ``REFIND_MAX_QUERY_CHARS`` | ``4000``: longest question (its options included) or keyword text a search accepts; longer is refused |
     | ``time_filters`` | ``REFIND_TIME_FILTERS`` | ``true``: the heuristic agent adds a time-filtered round on a time cue |
     | ``shapes`` | ``REFIND_SHAPES`` | ``true``: the heuristic agent reads the question's shape first (breadth: more places, each shorter; period: the period's sessions by recency) |
+    | ``standing_facts`` | ``REFIND_STANDING_FACTS`` | ``4``: the person's lasting facts (refind.standing: health, diet, household, work rules, money, legal status, ...) offered beside the evidence in the same share: those sharing a word with the question first, then those with consequences, newest first; ``0`` turns it off |
     | ``standing`` | ``REFIND_STANDING`` | ``3``: standing instructions and preferences of the person (refind.standing) offered beside the evidence, in at most a tenth of a budget; ``0`` turns it off |
     | ``segment_turns`` | ``REFIND_SEGMENT_TURNS`` | ``10``: a long thread (evidence at turn 50 or later) is packed in parts of fewer than this many turns, each part tiered as a session is; ``0``: whole sessions |
     | ``feedback`` | ``REFIND_FEEDBACK`` | ``false``: the heuristic agent adds a pseudo-relevance-feedback round (rare terms of the best hits) |
@@ -72,6 +73,7 @@ class Settings(BaseModel):
     feedback: bool = False
     shapes: bool = True
     standing: int = Field(3, ge=0, le=20)
+    standing_facts: int = Field(4, ge=0, le=20)
     segment_turns: int = Field(10, ge=0, le=100_000)
     context_tokens: int | None = Field(150, ge=1, le=100_000)
     window_tokens: int | None = Field(150, ge=0, le=1_000_000)
@@ -109,6 +111,7 @@ class Settings(BaseModel):
             "feedback": os.environ.get("REFIND_FEEDBACK"),
             "shapes": os.environ.get("REFIND_SHAPES"),
             "standing": os.environ.get("REFIND_STANDING"),
+            "standing_facts": os.environ.get("REFIND_STANDING_FACTS"),
             "segment_turns": os.environ.get("REFIND_SEGMENT_TURNS"),
             "context_tokens": os.environ.get("REFIND_CONTEXT_TOKENS"),
             "window_tokens": os.environ.get("REFIND_WINDOW_TOKENS"),

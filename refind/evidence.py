@@ -351,7 +351,8 @@ def _header(block: Evidence) -> str:
     when = format_date(block.session_date, text=block.session_date_text)
     extra = "".join(f" | {v}" for v in (block.source, _clipped(block.title)) if v)
     if block.standing:
-        return f"[standing instruction | session {block.session_id} | {when}{extra}]"
+        what = "standing fact" if block.standing_kind == "fact" else "standing instruction"
+        return f"[{what} | session {block.session_id} | {when}{extra}]"
     return f"[session {block.session_id} | {when}{extra}]"
 
 

@@ -587,6 +587,7 @@ class Memory:
             hit_tokens=s.hit_tokens,
             latest_boost=s.latest_boost,
             standing=s.standing,
+            standing_facts=s.standing_facts,
             scope=scope,
             segment_turns=s.segment_turns,
             embed_query=self._question_vector(reading.text),

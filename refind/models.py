@@ -527,8 +527,12 @@ class Evidence(BaseModel):
     noted: bool = False
     terms: list[str] = Field(default_factory=list)
     standing: bool = False
-    """A standing instruction or preference the person gave (refind.standing), offered beside the evidence
-    in a small reserved share of the budget and rendered under its own header."""
+    """A standing instruction or preference the person gave, or a lasting fact they told about themselves
+    (refind.standing), offered beside the evidence in a small reserved share of the budget and rendered under
+    its own header."""
+    standing_kind: str | None = None
+    """For a standing block: ``fact`` for a lasting fact about the person (issue 37), else None (an instruction
+    or preference)."""
     meaning: bool = False
     """Found by the round by meaning alone (no word round returned its turns): its hits carry their
     ``nearness``; a budget shows them only in the share it reserves for what meaning found

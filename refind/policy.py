@@ -109,6 +109,8 @@ class Policy:
     standing instructions"."""
     standing_not_requested: int = 2
     """Standing instructions offered for a question that is not a request (on its topic only). Same section."""
+    standing_facts_pool: int = 200
+    """A person's newest standing messages read for their lasting facts (issue 37; ``Reader.standing``)."""
     standing_max_words: int = 60
     """A longer sentence is a story, not an instruction or a standing fact (:mod:`refind.standing`). Same
     section; kept for facts (issue 37): docs/benchmarks/standing.md."""

@@ -4,6 +4,8 @@ reserved share of the budget, marked, on a real index."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import refind
@@ -319,3 +321,69 @@ def test_the_standing_sentence_is_verbatim() -> None:
     assert (
         read_standing("user", "Python 3.6 is what we have: our codebase is pinned to Python 3.6.") is not None
     )
+
+
+# ---------------------------------------------------------------------------------------------- facts in a search
+
+
+def _fact_memory(tmp_path: Path, **settings: int) -> refind.Memory:
+    m = refind.Memory(tmp_path / "facts", embedder=None, **settings)
+    m.add("ana", "s1", [
+        {"role": "user", "content": "I'm type 1 diabetic, diagnosed when I was twelve.", "timestamp": "2024-01-02T10:00:00Z"},
+        {"role": "assistant", "content": "Thanks for telling me."},
+    ])  # fmt: skip
+    m.add("ana", "s2", [
+        {"role": "user", "content": "We live in a third-floor walk-up apartment.", "timestamp": "2024-02-02T10:00:00Z"},
+    ])  # fmt: skip
+    m.add("ana", "s3", [
+        {"role": "user", "content": "We hiked the ridge trail last fall, the views were great.", "timestamp": "2024-03-02T10:00:00Z"},
+        {"role": "user", "content": "I'm so tired today.", "timestamp": "2024-03-02T10:01:00Z"},
+    ])  # fmt: skip
+    m.add(
+        "bo",
+        "b1",
+        [{"role": "user", "content": "I'm allergic to peanuts.", "timestamp": "2024-01-05T10:00:00Z"}],
+    )
+    return m
+
+
+def test_a_request_gets_the_persons_lasting_facts_in_view(tmp_path: Path) -> None:
+    with _fact_memory(tmp_path) as m:
+        r = m.search("Can you put together snacks for an all-day hike?", "ana", now="2024-06-01")
+        facts = [t for b in r.evidence if b.standing_kind == "fact" for t in b.turns]
+        said = [t.content for t in sorted(facts, key=lambda t: -t.score)]  # offered best first
+        assert said[0] == "I'm type 1 diabetic, diagnosed when I was twelve."  # health has consequences
+        assert "We live in a third-floor walk-up apartment." in said
+        assert not any("tired" in s or "peanuts" in s for s in said)  # passing; another person's
+        text = r.to_text(2000)
+        assert text.startswith("[standing fact | session s1 | 2 January 2024")
+        assert "[session s3" in text  # the evidence keeps its room
+
+
+def test_a_question_about_what_happened_gets_only_facts_on_its_topic(tmp_path: Path) -> None:
+    with _fact_memory(tmp_path) as m:
+        r = m.search("What did we see on the ridge trail?", "ana", now="2024-06-01")
+        assert not [b for b in r.evidence if b.standing_kind == "fact"]
+        r = m.search("Which apartment floor do we live on?", "ana", now="2024-06-01")
+        facts = [t.content for b in r.evidence if b.standing_kind == "fact" for t in b.turns]
+        assert facts == [] or facts == ["We live in a third-floor walk-up apartment."]
+
+
+def test_a_later_fact_on_the_same_subject_is_the_one_shown(tmp_path: Path) -> None:
+    with _fact_memory(tmp_path) as m:
+        m.add("ana", "s4", [
+            {"role": "user", "content": "I'm no longer diabetic after the transplant, believe it or not.", "timestamp": "2024-05-02T10:00:00Z"},
+        ])  # fmt: skip
+        profile = {f.sentence: f for f in m.profile("ana")}
+        older = next(f for s, f in profile.items() if s.startswith("I'm type 1 diabetic"))
+        assert not older.current and older.superseded_by == "s4:0"
+        r = m.search("Can you put together snacks for an all-day hike?", "ana", now="2024-06-01")
+        said = [t.content for b in r.evidence if b.standing_kind == "fact" for t in b.turns]
+        assert not any(s.startswith("I'm type 1 diabetic") for s in said)
+        assert any(s.startswith("I'm no longer diabetic") for s in said)
+
+
+def test_standing_facts_can_be_turned_off(tmp_path: Path) -> None:
+    with _fact_memory(tmp_path, standing_facts=0) as m:
+        r = m.search("Can you put together snacks for an all-day hike?", "ana", now="2024-06-01")
+        assert not [b for b in r.evidence if b.standing_kind == "fact"]

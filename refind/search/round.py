@@ -302,6 +302,7 @@ def _blocks(
                         "noted": False,
                         "terms": list(terms),
                         "standing": False,
+                        "standing_kind": None,
                         "meaning": False,
                     },
                 )

@@ -90,6 +90,7 @@ class SearchSession:
         hit_tokens: int | None = 1000,
         latest_boost: float = 0.0,
         standing: int = 0,
+        standing_facts: int = 0,
         scope: Sequence[str] | None = None,
         segment_turns: int = POLICY.segment_turns,
         embed_query: Callable[[str], Sequence[float]] | None = None,
@@ -110,6 +111,7 @@ class SearchSession:
         self.hit_tokens = hit_tokens
         self.latest_boost = latest_boost
         self.standing = standing  # standing instructions offered beside the evidence (0: none)
+        self.standing_facts = standing_facts  # the person's lasting facts offered beside it (0: none)
         self.segment_turns = segment_turns  # long threads are packed in parts of this many turns (0: whole)
         self.wide_from = 0  # the first round of the breadth shape (widen)
         self.floor: list[Evidence] | None = None  # the blocks a plan only adds to (keep_floor)
@@ -582,9 +584,9 @@ class SearchSession:
         """Up to ``k`` (``standing``) of this person's standing instructions and preferences not already in
         the evidence (:func:`refind.search.standing.standing_blocks`); none when there is no evidence."""
         k = self.standing if k is None else k
-        if k <= 0 or not self._blocks:
+        if (k <= 0 and self.standing_facts <= 0) or not self._blocks:
             return []
-        return standing_blocks(self.store, self.user_id, self.reading, k, self.read_ids)
+        return standing_blocks(self.store, self.user_id, self.reading, k, self.read_ids, self.standing_facts)
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state, each session's factor on its fused score: up to

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
-from refind.lexicon import STANDING_CUE_TERMS
+from refind.lexicon import CONSEQUENTIAL_DOMAINS, STANDING_CUE_TERMS
 from refind.models import Evidence, Hit, Turn
 from refind.policy import POLICY
 from refind.query.keywords import content_stems
@@ -22,7 +22,7 @@ from refind.query.reading import QuestionReading
 from refind.standing import is_standing, standing_sentence
 from refind.store.base import Filters, Reader
 
-__all__ = ["standing_blocks", "standing_candidates"]
+__all__ = ["fact_blocks", "standing_blocks", "standing_candidates"]
 
 _SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, list[Hit]]]] = weakref.WeakKeyDictionary()
 _USERS = 1024  # people whose candidates a store keeps (a cache bound, not a tuned number)
@@ -57,17 +57,24 @@ def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
 
 
 def standing_blocks(
-    store: Reader, user_id: str, reading: QuestionReading, k: int, read_ids: Collection[str]
+    store: Reader,
+    user_id: str,
+    reading: QuestionReading,
+    k: int,
+    read_ids: Collection[str],
+    facts: int = 0,
 ) -> list[Evidence]:
     """Up to ``k`` of this person's standing instructions and preferences not among ``read_ids``: those
     sharing most words with the question first (each shared word weighted by how few candidates hold it),
     then the most recent; for a question that is not a request, at most ``POLICY.standing_not_requested``
-    and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``)."""
+    and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``).
+    Then up to ``facts`` of the person's lasting facts (:func:`fact_blocks`)."""
+    lasting = fact_blocks(store, user_id, reading, facts, read_ids) if facts > 0 else []
     if k <= 0:
-        return []
+        return lasting
     found = [h for h in standing_candidates(store, user_id) if h.id not in read_ids]
     if not found:
-        return []
+        return lasting
     asked = reading.stems
     stems = {h.id: content_stems(h.content) for h in found}
     # shared words weighted by how few of the candidates hold them: a word every instruction shares
@@ -102,6 +109,70 @@ def standing_blocks(
             ],
             rounds=[0],
             standing=True,
+        )
+        for i, h in enumerate(ranked)
+    ] + lasting
+
+
+def fact_blocks(
+    store: Reader, user_id: str, reading: QuestionReading, k: int, read_ids: Collection[str]
+) -> list[Evidence]:
+    """Up to ``k`` of the person's lasting facts (``Reader.standing``, kind ``fact``; issue 37) not among
+    ``read_ids`` and not superseded by a later one on the same subject: those sharing a word with the question
+    first (a fact on its topic), then those of the domains with consequences
+    (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health, medicines, diet, household, legal, money, work,
+    faith), then the rest, newest first within each. A request ("can you put together snacks for a hike?")
+    shares no word with the fact that matters ("I'm type 1 diabetic"): the fact is in view without being asked
+    for. Each shows its standing sentence."""
+    if k <= 0:
+        return []
+    stored = [h for h in store.standing(user_id, POLICY.standing_facts_pool) if h.kind == "fact"]
+    current = []
+    seen: set[tuple[str | None, str | None]] = set()
+    for h in stored:  # newest first: an older fact on a subject already seen is superseded
+        key = (h.domain, h.subject)
+        if h.subject is not None and key in seen:
+            continue
+        seen.add(key)
+        if h.id not in read_ids:
+            current.append(h)
+    if not current:
+        return []
+    asked = reading.stems
+    shares = {h.id: bool(content_stems(h.sentence) & asked) for h in current}
+    if not reading.is_request and not any(shares.values()):
+        return []  # a question about what happened, on another topic: its facts do not bear on it
+    ranked = sorted(
+        current,
+        key=lambda h: (
+            not shares[h.id],
+            h.domain not in CONSEQUENTIAL_DOMAINS,
+            -h.timestamp,
+            h.id,
+        ),
+    )
+    if not reading.is_request:
+        ranked = [h for h in ranked if shares[h.id]]
+    ranked = ranked[:k]
+    return [
+        Evidence(
+            id=f"{h.session_id}#{h.turn}-{h.turn}",
+            session_id=h.session_id,
+            session_date=h.timestamp,
+            turns=[
+                Turn(
+                    id=h.id,
+                    turn=h.turn,
+                    role=h.role,
+                    content=h.sentence,
+                    timestamp=h.timestamp,
+                    matched=True,
+                    score=float(len(ranked) - i),
+                )
+            ],
+            rounds=[0],
+            standing=True,
+            standing_kind="fact",
         )
         for i, h in enumerate(ranked)
     ]
