@@ -122,7 +122,10 @@ def _print_evidence(
         return
     groups: list[list[refind.Evidence]] = []
     for block in result.evidence:
-        if groups and groups[-1][0].session_id == block.session_id:
+        if groups and (groups[-1][0].session_id, groups[-1][0].standing) == (
+            block.session_id,
+            block.standing,
+        ):
             groups[-1].append(block)
         else:
             groups.append([block])
@@ -130,6 +133,9 @@ def _print_evidence(
     for blocks in groups:
         first = blocks[0]
         header = Text("\n")
+        if first.standing:  # offered beside the evidence: what the person said that stands
+            what = "standing fact" if first.standing_kind == "fact" else "standing instruction"
+            header.append(f"{what} · ", style="bold magenta")
         header.append(
             refind.format_date(first.session_date, "weekday", text=first.session_date_text, tz=tz),
             style="bold cyan",
