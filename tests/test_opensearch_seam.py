@@ -23,6 +23,7 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
 import refind
 from refind.models import parse_messages
+from refind.standing import RULE_VERSION
 from refind.store.base import (
     ANALYZER_NAME,
     AlreadyApplied,
@@ -84,6 +85,8 @@ class ScriptedCluster:
             meta: dict[str, Any] = {"refind_format": INDEX_FORMAT, "analyzer": ANALYZER_NAME}
             if parts[0].endswith("-vectors"):  # a prefix this refind created: its messages are queued
                 meta["queued"] = True
+            if parts[0].endswith("-messages"):  # and what stands in them is stored (issue 37)
+                meta["standing"] = RULE_VERSION
             return 200, {parts[0]: {"mappings": {"_meta": meta}}}
         if parts[-1] == "_mget":
             out = []
