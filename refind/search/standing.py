@@ -88,30 +88,12 @@ def standing_blocks(
     if not reading.is_request:  # not a request: only those on its topic, fewer
         found, k = [h for h in found if overlap[h.id] > 0], min(k, POLICY.standing_not_requested)
     ranked = sorted(found, key=lambda h: (-overlap[h.id], -h.timestamp, h.id))[:k]
-    return [  # at most a few: built as models, not the hot path's trusted dicts
-        Evidence(
-            id=f"{h.session_id}#{h.turn}-{h.turn}",
-            session_id=h.session_id,
-            session_date=h.timestamp,
-            session_date_text=h.time_text,
-            turns=[
-                Turn(
-                    id=h.id,
-                    turn=h.turn,
-                    role=h.role,
-                    content=_shown(h.content),
-                    timestamp=h.timestamp,
-                    speaker=h.speaker,
-                    time_text=h.time_text,
-                    matched=True,
-                    score=float(len(ranked) - i),  # packed best first; the block ranks no session
-                )
-            ],
-            rounds=[0],
-            standing=True,
-        )
+    shown = [
+        _block(h.id, h.session_id, h.turn, h.role, _shown(h.content), h.timestamp, len(ranked) - i, None,
+               h.speaker, h.time_text)
         for i, h in enumerate(ranked)
-    ] + lasting
+    ]  # fmt: skip
+    return shown + lasting
 
 
 def fact_blocks(
@@ -155,27 +137,47 @@ def fact_blocks(
         ranked = [h for h in ranked if shares[h.id]]
     ranked = ranked[:k]
     return [
-        Evidence(
-            id=f"{h.session_id}#{h.turn}-{h.turn}",
-            session_id=h.session_id,
-            session_date=h.timestamp,
-            turns=[
-                Turn(
-                    id=h.id,
-                    turn=h.turn,
-                    role=h.role,
-                    content=h.sentence,
-                    timestamp=h.timestamp,
-                    matched=True,
-                    score=float(len(ranked) - i),
-                )
-            ],
-            rounds=[0],
-            standing=True,
-            standing_kind="fact",
-        )
+        _block(h.id, h.session_id, h.turn, h.role, h.sentence, h.timestamp, len(ranked) - i, "fact")
         for i, h in enumerate(ranked)
     ]
+
+
+def _block(
+    turn_id: str,
+    session_id: str,
+    turn: int,
+    role: str,
+    content: str,
+    timestamp: int,
+    score: int,
+    kind: str | None,
+    speaker: str | None = None,
+    time_text: str | None = None,
+) -> Evidence:
+    """One standing message as a block of its own (at most a few: built as models, not the hot path's trusted
+    dicts); ``score`` orders them when packed, best first (the block ranks no session)."""
+    return Evidence(
+        id=f"{session_id}#{turn}-{turn}",
+        session_id=session_id,
+        session_date=timestamp,
+        session_date_text=time_text,
+        turns=[
+            Turn(
+                id=turn_id,
+                turn=turn,
+                role=role,
+                content=content,
+                timestamp=timestamp,
+                speaker=speaker,
+                time_text=time_text,
+                matched=True,
+                score=float(score),
+            )
+        ],  # fmt: skip
+        rounds=[0],
+        standing=True,
+        standing_kind=kind,
+    )
 
 
 def _shown(text: str) -> str:
