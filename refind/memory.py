@@ -572,7 +572,7 @@ class Memory:
         self.store.refresh()  # a read-only memory beside a writer: its latest commit
         scope = self._scope(user_id, source, project, date_from, date_to)
         reading = read_question(question, now=_time_arg("now", now), options=options, rules=rules)
-        return SearchSession(
+        session = SearchSession(
             self.store,
             user_id,
             reading,
@@ -590,24 +590,27 @@ class Memory:
             standing_facts=s.standing_facts,
             scope=scope,
             segment_turns=s.segment_turns,
-            embed_query=self._question_vector(reading.text),
+            embed_query=self._embed_query(),
         )
+        if session.can_embed:
+            session.start_meaning(self._meaning_pool())
+        return session
 
-    def _question_vector(self, text: str) -> Callable[[str], Sequence[float]] | None:
-        """The question's vector, started now in a thread of this memory's so that it is ready when the word
-        rounds are done (the model releases the GIL); None when the index holds no vectors of this memory's
-        embedder (then no round by meaning)."""
+    def _embed_query(self) -> Callable[[str], Sequence[float]] | None:
+        """How a search embeds its question; None when the index holds no vectors of this memory's embedder
+        (then no round by meaning)."""
         embedder = self.embedder
         if embedder is None or self.store.vector_model() is None:
             return None
+        return lambda text: embedder.embed([text])[0]
+
+    def _meaning_pool(self) -> ThreadPoolExecutor:
+        """The threads searches' questions are embedded and their nearest messages found in, beside their
+        word rounds (:meth:`SearchSession.start_meaning`; the model and the engine release the GIL): two, as
+        the searches of a server may come together (the local model runs one batch at a time)."""
         if self._query_pool is None:
-            self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="refind-question")
-        future = self._query_pool.submit(embedder.embed, [text])
-
-        def vector(asked: str) -> Sequence[float]:
-            return future.result()[0] if asked == text else embedder.embed([asked])[0]
-
-        return vector
+            self._query_pool = ThreadPoolExecutor(2, thread_name_prefix="refind-question")
+        return self._query_pool
 
     def _fusion(self) -> Fusion:
         s = self.settings

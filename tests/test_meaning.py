@@ -23,6 +23,7 @@ from refind.embed import choose
 from refind.embed.endpoint import EndpointEmbedder
 from refind.embed.local import MODEL_NAME, LocalEmbedder
 from refind.errors import IndexFormatError
+from refind.models import Round
 from refind.policy import POLICY
 from tests.fake_openai import FakeOpenAI
 from tests.server_helpers import add_body, client, running, search_body
@@ -282,3 +283,27 @@ def test_a_user_without_messages_gets_nothing_by_meaning(tmp_path: Path) -> None
         assert c.post("/add", json=add_body("r", "ana", "s", [FACT])).status_code == 200
         r = c.post("/search", json=search_body(QUESTION, "nobody"))
         assert r.status_code == 200 and r.json()["data"] == []
+
+
+def test_the_nearest_found_beside_the_word_rounds_are_the_rounds_own(
+    meaning: refind.Memory, model: LocalEmbedder
+) -> None:
+    """The question is embedded and its nearest messages found while the word rounds run
+    (SearchSession.start_meaning): a round by meaning without a filter of its own reads exactly what a vector
+    search of its own would find; one with a time filter searches under it."""
+    session = meaning.open_session(QUESTION, "ana", now="2024-06-01")
+    found = session.meaning(Round(kind="meaning", weight=POLICY.weight_meaning))
+    vector = model.embed([QUESTION])[0]
+    own = [
+        h for h in meaning.store.knn("ana", vector, POLICY.meaning_fetch) if h.score >= POLICY.meaning_floor
+    ]
+    trace = session.trace[-1]
+    assert trace.kind == "meaning" and trace.hits == len(own) > 0
+    assert FACT in {t.content for e in found for t in e.turns}
+    # a time filter of its own: only March 2024 (the fact's day) is searched
+    march = meaning.open_session(QUESTION, "ana", now="2024-06-01")
+    start, end = 1709251200000, 1711929599999  # 2024-03-01 .. 2024-03-31 (UTC)
+    got = march.meaning(Round(kind="meaning", weight=POLICY.weight_meaning, date_from=start, date_to=end))
+    shown = [t for e in got for t in e.turns]
+    assert shown and all(start <= t.timestamp <= end for t in shown)
+    assert FACT in {t.content for t in shown}

@@ -387,3 +387,27 @@ def test_standing_facts_can_be_turned_off(tmp_path: Path) -> None:
     with _fact_memory(tmp_path, standing_facts=0) as m:
         r = m.search("Can you put together snacks for an all-day hike?", "ana", now="2024-06-01")
         assert not [b for b in r.evidence if b.standing_kind == "fact"]
+
+
+def test_a_fact_told_after_a_search_is_in_the_next_one(tmp_path: Path) -> None:
+    """The person's facts are read once per version of the index (refind.search.standing.current_facts):
+    a write makes a new version, so a fact told after a search is in the next search's block."""
+    with _fact_memory(tmp_path) as m:
+        ask = "Can you put together snacks for an all-day hike?"
+        before = [
+            t.content
+            for b in m.search(ask, "ana", now="2024-06-01").evidence
+            if b.standing_kind == "fact"
+            for t in b.turns
+        ]
+        m.add("ana", "s5", [
+            {"role": "user", "content": "I'm severely allergic to tree nuts, I carry an EpiPen.", "timestamp": "2024-05-20T10:00:00Z"},
+        ])  # fmt: skip
+        after = [
+            t.content
+            for b in m.search(ask, "ana", now="2024-06-01").evidence
+            if b.standing_kind == "fact"
+            for t in b.turns
+        ]
+        assert not any("tree nuts" in s for s in before)
+        assert any("tree nuts" in s for s in after), after

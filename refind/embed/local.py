@@ -124,8 +124,11 @@ def install(model_dir: str | os.PathLike[str] | None = None) -> Path:
 
 class LocalEmbedder:
     """all-MiniLM-L6-v2, int8, on onnxruntime (:mod:`refind.embed.local`). ``threads``: onnxruntime's
-    intra-op threads (default ``$REFIND_EMBED_THREADS``, else 2); ``batch_tokens``: the most word pieces one
-    batch holds (memory is bounded by it)."""
+    intra-op threads for batches (default ``$REFIND_EMBED_THREADS``, else 2); a single text (a search's
+    question) runs on one thread of a second session, made on first use (about 35 MB): a question is too
+    short for two threads to finish it sooner, and one leaves the other core to the word rounds it runs
+    beside (:meth:`refind.search.session.SearchSession.start_meaning`); ``batch_tokens``: the most word pieces one batch holds
+    (memory is bounded by it)."""
 
     name = MODEL_NAME
     dimensions = DIMENSIONS
@@ -147,20 +150,30 @@ class LocalEmbedder:
         self._np = numpy
         if threads is None:
             threads = int(os.environ.get("REFIND_EMBED_THREADS") or min(2, os.cpu_count() or 1))
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False  # a batch's memory goes back when it is done
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self._ort = ort
+        self._path = path
+        self._threads = max(1, threads)
+        self._session = self._new_session(self._threads)
+        self._single: Any = None if self._threads > 1 else self._session  # one text's session (made on use)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self._tokenizer.enable_truncation(max_length=MAX_PIECES)  # the file says 128; the model reads 256
         self._tokenizer.no_padding()
         self.batch_tokens = max(batch_tokens, MAX_PIECES)
-        self._lock = threading.Lock()  # one run at a time: the pool is the threads above
+        self._lock = threading.Lock()  # one batch at a time: the pool is the threads above
+        self._single_lock = threading.Lock() if self._threads > 1 else self._lock
+
+    def _new_session(self, threads: int) -> Any:
+        options = self._ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False  # a batch's memory goes back when it is done
+        options.log_severity_level = 3
+        # no spinning: idle pool threads wait instead of busy-polling the cores the searches run on
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return self._ort.InferenceSession(
+            str(self._path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({self.name!r})"
@@ -194,8 +207,14 @@ class LocalEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:
-            hidden = self._session.run(None, feed)[0]
+        if len(encodings) == 1:  # a question: one thread, beside the search's word rounds
+            with self._single_lock:
+                if self._single is None:
+                    self._single = self._new_session(1)
+                hidden = self._single.run(None, feed)[0]
+        else:
+            with self._lock:
+                hidden = self._session.run(None, feed)[0]
         pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 

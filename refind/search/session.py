@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Literal
@@ -137,6 +138,10 @@ class SearchSession:
         self._question_terms: list[str] | None = None
         self._embed_query = embed_query  # the question's vector, for a round by meaning (None: no embedder)
         self._question_vector: list[float] | None = None
+        # the question's vector and its nearest messages under no round's own filter, found beside the word
+        # rounds (start_meaning): the round by meaning then only reads them
+        self._near: Future[tuple[list[float], list[Hit]]] | None = None
+        self._near_filters: Filters | None = None
 
     # ------------------------------------------------------------------ what agents read
 
@@ -196,8 +201,42 @@ class SearchSession:
         if self._embed_query is None:
             return None
         if self._question_vector is None:
-            self._question_vector = [float(x) for x in self._embed_query(self.reading.text)]
+            if self._near is not None:
+                self._question_vector = self._near.result()[0]
+            else:
+                self._question_vector = [float(x) for x in self._embed_query(self.reading.text)]
         return self._question_vector
+
+    def start_meaning(self, pool: Executor) -> None:
+        """Embed the question and find its nearest messages (within this search's scope, under no round's
+        time filter or roles) in ``pool``, now: the model and the vector search run on the other core while
+        the word rounds run, and a round by meaning without a filter of its own only reads what they found.
+        Nothing without an embedder; once per search."""
+        embed = self._embed_query
+        if embed is None or self._near is not None:
+            return
+        filters = self._meaning_filters(None, None, None)
+
+        def nearest() -> tuple[list[float], list[Hit]]:
+            vector = [float(x) for x in embed(self.reading.text)]
+            return vector, self._nearest(vector, filters)
+
+        self._near_filters = filters
+        self._near = pool.submit(nearest)
+
+    def _meaning_filters(
+        self, date_from: int | None, date_to: int | None, roles: Sequence[str] | None
+    ) -> Filters:
+        """A round by meaning's filters: what it marks as read is what it ranks, not what it skips."""
+        return replace(self._filters(date_from, date_to, roles), exclude_ids=None, exclude_sessions=None)
+
+    def _nearest(
+        self, vector: Sequence[float], filters: Filters, hits: int = POLICY.meaning_hits
+    ) -> list[Hit]:
+        """The person's messages nearest ``vector`` under ``filters`` (the ``POLICY.meaning_fetch`` nearest, or
+        ``hits`` if more), at or above the cosine floor."""
+        ranked = self.store.knn(self.user_id, vector, max(POLICY.meaning_fetch, hits), filters)
+        return [h for h in ranked if h.score >= POLICY.meaning_floor]
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
@@ -305,14 +344,11 @@ class SearchSession:
             return []
         t0 = time.perf_counter()
         round_no = self.rounds + 1
-        filters = self._filters(round_.date_from, round_.date_to, round_.roles)
-        ranked = self.store.knn(
-            self.user_id,
-            vector,
-            max(POLICY.meaning_fetch, hits),
-            replace(filters, exclude_ids=None, exclude_sessions=None),
-        )
-        ranked = [h for h in ranked if h.score >= POLICY.meaning_floor]
+        filters = self._meaning_filters(round_.date_from, round_.date_to, round_.roles)
+        if self._near is not None and filters == self._near_filters and hits <= POLICY.meaning_hits:
+            ranked = self._near.result()[1]  # found beside the word rounds (start_meaning)
+        else:
+            ranked = self._nearest(vector, filters, hits)
         self._credit((h.session_id for h in ranked), round_.weight)
         near = {h.id: h.score for h in ranked[:hits]}
         self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned

@@ -11,7 +11,7 @@ import math
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from refind.lexicon import CONSEQUENTIAL_DOMAINS, STANDING_CUE_TERMS
@@ -20,39 +20,73 @@ from refind.policy import POLICY
 from refind.query.keywords import content_stems
 from refind.query.reading import QuestionReading
 from refind.standing import is_standing, standing_sentence
-from refind.store.base import Filters, Reader
+from refind.store.base import Filters, Reader, StandingHit
 
-__all__ = ["fact_blocks", "standing_blocks", "standing_candidates"]
+__all__ = ["current_facts", "fact_blocks", "standing_blocks", "standing_candidates"]
 
-_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, list[Hit]]]] = weakref.WeakKeyDictionary()
-_USERS = 1024  # people whose candidates a store keeps (a cache bound, not a tuned number)
+_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+_KEPT = 1024  # (what, person) pairs a store keeps (a cache bound, not a tuned number)
 _LOCK = threading.Lock()
+
+
+def _per_version(store: Reader, what: str, user_id: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept per store, ``what`` and person while the index's version (``generation()``, the
+    Lucene engine) is the same: what is read from the index for every question, whatever it asks, is read
+    once per version and person, not once per search. Engines without a version compute it each time."""
+    generation = getattr(store, "generation", None)
+    version = generation() if generation is not None else None
+    if version is None:
+        return compute()
+    key = f"{what}\0{user_id}"
+    with _LOCK:
+        per = _SEEN.get(store)
+        kept = per.get(key) if per is not None else None
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    found = compute()
+    with _LOCK:
+        per = _SEEN.setdefault(store, OrderedDict())
+        per[key] = (version, found)
+        per.move_to_end(key)
+        while len(per) > _KEPT:
+            per.popitem(last=False)
+    return found
 
 
 def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
     """The person's messages that state a standing instruction or preference, among the first
     ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words: the same for every
-    question, so an engine that says which version of the index it searches (``generation()``, the Lucene
-    engine) has them found once per version and person, not once per search."""
-    generation = getattr(store, "generation", None)
-    version = generation() if generation is not None else None
-    if version is not None:
-        with _LOCK:
-            per = _SEEN.get(store)
-            kept = per.get(user_id) if per is not None else None
-        if kept is not None and kept[0] == version:
-            return kept[1]
-    pool = store.query(
-        user_id, STANDING_CUE_TERMS, POLICY.standing_pool, Filters(roles=["user"]), content=True
-    )
-    found = [h for h in pool if is_standing(h.role, h.content)]
-    if version is not None:
-        with _LOCK:
-            per = _SEEN.setdefault(store, OrderedDict())
-            per[user_id] = (version, found)
-            per.move_to_end(user_id)
-            while len(per) > _USERS:
-                per.popitem(last=False)
+    question, so found once per index version and person (:func:`_per_version`)."""
+
+    def compute() -> list[Hit]:
+        pool = store.query(
+            user_id, STANDING_CUE_TERMS, POLICY.standing_pool, Filters(roles=["user"]), content=True
+        )
+        return [h for h in pool if is_standing(h.role, h.content)]
+
+    found: list[Hit] = _per_version(store, "instructions", user_id, compute)
+    return found
+
+
+def current_facts(store: Reader, user_id: str) -> list[tuple[StandingHit, frozenset[str]]]:
+    """The person's current lasting facts (``Reader.standing``, kind ``fact``, among the newest
+    ``POLICY.standing_facts_pool`` standing messages), newest first, each with the content stems of its
+    sentence; a fact on a subject a newer one states is superseded and left out. Read once per index
+    version and person (:func:`_per_version`)."""
+
+    def compute() -> list[tuple[StandingHit, frozenset[str]]]:
+        stored = [h for h in store.standing(user_id, POLICY.standing_facts_pool) if h.kind == "fact"]
+        current = []
+        seen: set[tuple[str | None, str | None]] = set()
+        for h in stored:  # newest first: an older fact on a subject already seen is superseded
+            key = (h.domain, h.subject)
+            if h.subject is not None and key in seen:
+                continue
+            seen.add(key)
+            current.append((h, frozenset(content_stems(h.sentence))))
+        return current
+
+    found: list[tuple[StandingHit, frozenset[str]]] = _per_version(store, "facts", user_id, compute)
     return found
 
 
@@ -108,20 +142,12 @@ def fact_blocks(
     for. Each shows its standing sentence."""
     if k <= 0:
         return []
-    stored = [h for h in store.standing(user_id, POLICY.standing_facts_pool) if h.kind == "fact"]
-    current = []
-    seen: set[tuple[str | None, str | None]] = set()
-    for h in stored:  # newest first: an older fact on a subject already seen is superseded
-        key = (h.domain, h.subject)
-        if h.subject is not None and key in seen:
-            continue
-        seen.add(key)
-        if h.id not in read_ids:
-            current.append(h)
-    if not current:
+    facts = [(h, stems) for h, stems in current_facts(store, user_id) if h.id not in read_ids]
+    if not facts:
         return []
+    current = [h for h, _ in facts]
     asked = reading.stems
-    shares = {h.id: bool(content_stems(h.sentence) & asked) for h in current}
+    shares = {h.id: bool(stems & asked) for h, stems in facts}
     if not reading.is_request and not any(shares.values()):
         return []  # a question about what happened, on another topic: its facts do not bear on it
     ranked = sorted(
