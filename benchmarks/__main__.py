@@ -29,6 +29,10 @@ COMMANDS = {
         "benchmarks.meaning_floor",
         "how near the gold is by meaning: what each floor of the round by meaning keeps and lets through",
     ),
+    "implicit-facts": (
+        "benchmarks.implicit_facts",
+        "the implicit set: updates (newer and older in the evidence) and distractors among the facts shown",
+    ),
     "dense-probe": (
         "benchmarks.dense_probe",
         "a sentence-embedding session ranking fused with refind's (needs sentence-transformers)",

@@ -771,42 +771,24 @@ def run(
     with_meaning = []
     where = [f"--store={store}"] if store is not None else []
     for u in users:
+        args = [
+            f"--messages={messages}",
+            f"--users={u}",
+            f"--seed={seed}",
+            f"--adds={adds}",
+            f"--queries={queries}",
+            f"--searches={searches}",
+            f"--warmup={warmup}",
+            f"--rebuilds={rebuilds}",
+            f"--steady={steady}",
+            *(["--freeze"] if freeze else []),
+            *where,
+        ]
         if meaning in ("on", "both"):
-            with_meaning.append(
-                _child(
-                    [
-                        f"--messages={messages}",
-                        f"--users={u}",
-                        f"--seed={seed}",
-                        f"--adds={adds}",
-                        f"--queries={queries}",
-                        f"--searches={searches}",
-                        f"--warmup={warmup}",
-                        f"--rebuilds={rebuilds}",
-                        f"--steady={steady}",
-                        *(["--freeze"] if freeze else []),
-                        "--meaning=on",
-                        *where,
-                    ]  # fmt: skip
-                )
-            )
+            with_meaning.append(_child([*args, "--meaning=on"]))
             if meaning == "on":
                 continue
-        config = _child(
-            [
-                f"--messages={messages}",
-                f"--users={u}",
-                f"--seed={seed}",
-                f"--adds={adds}",
-                f"--queries={queries}",
-                f"--searches={searches}",
-                f"--warmup={warmup}",
-                f"--rebuilds={rebuilds}",
-                f"--steady={steady}",
-                *(["--freeze"] if freeze else []),
-                *where,
-            ]
-        )
+        config = _child(args)
         stream = _child([f"--messages={messages}", f"--users={u}", f"--seed={seed}", "--stream", *where])
         config.update({k: v for k, v in stream.items() if k.startswith("stream_")})
         configs.append(config)

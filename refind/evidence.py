@@ -347,11 +347,15 @@ HEADER_TITLE_CHARS = 80
 """A session title is cut to this many characters in a block's header."""
 
 
+_STANDING_HEADER = {"fact": "standing fact", "earlier fact": "standing fact, since changed"}
+"""A standing block's header by its kind (the rest are standing instructions and preferences)."""
+
+
 def _header(block: Evidence) -> str:
     when = format_date(block.session_date, text=block.session_date_text)
     extra = "".join(f" | {v}" for v in (block.source, _clipped(block.title)) if v)
     if block.standing:
-        what = "standing fact" if block.standing_kind == "fact" else "standing instruction"
+        what = _STANDING_HEADER.get(block.standing_kind or "", "standing instruction")
         return f"[{what} | session {block.session_id} | {when}{extra}]"
     return f"[session {block.session_id} | {when}{extra}]"
 

@@ -307,13 +307,22 @@ rather", "my preference is", "I like it when you"): their kind is ``preference``
 REQUEST_CUES = re.compile(
     r"\b(?:(?:can|could|would|will)\s+you|help\s+me|show\s+me|give\s+me|walk\s+me|tell\s+me\s+how|"
     r"suggest\w*|recommend\w*|advice|advise|"
-    r"how\s+(?:do|can|should|would|could)\s+i|(?:should|would|could)\s+i|"
-    r"i(?:'m|\s+am)\s+(?:planning|trying|working|looking|thinking|going)|i\s+(?:want|need|would\s+like|'d\s+like)\s+to)\b"
-    r"|^\s*(?:please\s+)?(?:show|write|give|explain|create|make|build|implement|draft|help|design|add|fix|set\s+up)\b",
+    r"how\s+(?:do|can|should|would|could)\s+(?:i|we)|(?:should|would|could|can)\s+(?:i|we)|"
+    r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:planning|trying|working|looking|thinking|going|hosting|organi[sz]ing)|"
+    r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to|"
+    r"what\s+do\s+(?:i|we)\s+need|any\s+(?:ideas|tips|suggestions|thoughts|pointers)|anything\s+(?:i|we)\s+should|"
+    r"is\s+it\s+(?:ok|okay|safe|fine|wise|smart|a\s+good\s+idea)|doable|"
+    r"(?:what|where|which)(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:a\s+|an\s+|the\s+|some\s+)?"
+    r"(?:good|best|great|nice|fun|decent|quickest|fastest|cheapest|easiest|safest|ideal)\b)\b"
+    r"|(?:^|[.!?]\s+)(?:please\s+)?(?:show|write|give|explain|create|make|build|implement|draft|help|design|add|"
+    r"fix|set\s+up|plan|find|list|suggest|recommend|put\s+together|pick|book)\b",
     re.IGNORECASE,
 )
 """A question that asks for something to be done or advised ("could you show me…", "what would you
-suggest…", "I'm planning to…", an imperative), the requests a standing instruction bears on."""
+suggest…", "I'm planning to…", "any tips?", "what's a good…", "is it okay to…", an imperative at the start of
+a sentence: "We're off to Rio. Plan me a day."), the requests a standing instruction and a person's lasting
+facts bear on; not a question about what happened ("when did…", "what did I say about…"). It misses advice
+asked as a plain question about the world ("which dishes are must-tries in New Orleans?")."""
 
 # fmt: off
 STEM_STOP_WORDS = frozenset({

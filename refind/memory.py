@@ -590,19 +590,18 @@ class Memory:
             standing_facts=s.standing_facts,
             scope=scope,
             segment_turns=s.segment_turns,
-            embed_query=self._embed_query(),
+            embedder=self._search_embedder(),
         )
         if session.can_embed:
             session.start_meaning(self._meaning_pool())
         return session
 
-    def _embed_query(self) -> Callable[[str], Sequence[float]] | None:
-        """How a search embeds its question; None when the index holds no vectors of this memory's embedder
-        (then no round by meaning)."""
-        embedder = self.embedder
-        if embedder is None or self.store.vector_model() is None:
+    def _search_embedder(self) -> Embedder | None:
+        """The embedder a search uses for its question; None when the index holds no vectors of this
+        memory's embedder (then no round by meaning)."""
+        if self.embedder is None or self.store.vector_model() is None:
             return None
-        return lambda text: embedder.embed([text])[0]
+        return self.embedder
 
     def _meaning_pool(self) -> ThreadPoolExecutor:
         """The threads searches' questions are embedded and their nearest messages found in, beside their

@@ -531,8 +531,8 @@ class Evidence(BaseModel):
     (refind.standing), offered beside the evidence in a small reserved share of the budget and rendered under
     its own header."""
     standing_kind: str | None = None
-    """For a standing block: ``fact`` for a lasting fact about the person (issue 37), else None (an instruction
-    or preference)."""
+    """For a standing block: ``fact`` for a lasting fact about the person (issue 37), ``earlier fact`` for the
+    one a later fact on the same subject changed (shown after it), else None (an instruction or preference)."""
     meaning: bool = False
     """Found by the round by meaning alone (no word round returned its turns): its hits carry their
     ``nearness``; a budget shows them only in the share it reserves for what meaning found

@@ -111,6 +111,16 @@ class Policy:
     """Standing instructions offered for a question that is not a request (on its topic only). Same section."""
     standing_facts_pool: int = 200
     """A person's newest standing messages read for their lasting facts (issue 37; ``Reader.standing``)."""
+    fact_domain_bonus: float = 0.1
+    """Added to the cosine of a lasting fact of a domain with consequences (health, diet, household, legal,
+    money, work, faith) when facts are ranked by nearness to the question (:func:`refind.search.standing.
+    fact_blocks`). ablation.md "A person's lasting facts"."""
+    facts_not_requested: int = 2
+    """Lasting facts offered, nearest first, for a question that is not a request (a search with an embedder;
+    without one only those sharing a word). Same section."""
+    fact_floor_not_requested: float = 0.2
+    """... and only those whose sentence is at least this near the question (cosine; the round by meaning's
+    floor): a question about what happened keeps its budget for the evidence. Same section."""
     standing_max_words: int = 60
     """A longer sentence is a story, not an instruction or a standing fact (:mod:`refind.standing`). Same
     section; kept for facts (issue 37): docs/benchmarks/standing.md."""

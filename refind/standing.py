@@ -170,14 +170,15 @@ def _gate_word(phrase: tuple[str, ...]) -> str:
 _PERSON_GATE = _gate(FACT_FIRST_PERSON)
 _INSTRUCTION_GATE = _gate(STANDING_GATE)
 _START_GATE = _gate(STANDING_START_GATE)
-# FACT_GATE_PHRASES: looked for (one pattern) only in a message holding a phrase's first word other than a bare
+# FACT_GATE_PHRASES: looked for (each by a substring search: one pattern of them all cost 4-10x more on
+# LongMemEval's long messages) only in a message holding a phrase's first word other than a bare
 # "i" or "we" (which every message has: "am" of "i am on"); a phrase that
 # starts inside a word ("-old" of "8-year-old") is looked for always
 _PHRASE_FIRST = _gate(
     {next((w for w in p.split() if w not in ("i", "we")), p) for p in FACT_GATE_PHRASES if p[0].isalpha()}
 )
 _INNER_PHRASES = tuple(p for p in FACT_GATE_PHRASES if not p[0].isalpha())
-_PHRASES = re.compile("|".join(re.escape(p) for p in sorted(FACT_GATE_PHRASES, key=len, reverse=True)))
+_PHRASES = tuple(sorted(FACT_GATE_PHRASES))
 # a sentence after the first that opens with a directive ("... . Always cite the docs")
 _DIRECTIVE_AFTER = re.compile(r"[.!?;\n][\s\"'*>#-]*(?:" + STANDING_START.pattern + ")", re.IGNORECASE)
 _FACT_GATE = _gate(
@@ -295,7 +296,7 @@ def read_standing(role: str, text: str) -> Standing | None:
     )
     fact = not _PERSON_GATE.isdisjoint(words) and (
         not _FACT_GATE.isdisjoint(words)
-        or (not _PHRASE_FIRST.isdisjoint(words) and _PHRASES.search(low) is not None)
+        or (not _PHRASE_FIRST.isdisjoint(words) and any(phrase in low for phrase in _PHRASES))
         or any(phrase in low for phrase in _INNER_PHRASES)
     )
     if not (instruction or fact):

@@ -50,6 +50,11 @@ NOT_TUNED: dict[tuple[str, float], str] = {
     ("refind/search/session.py", 1000): "seconds to milliseconds in a round's time",
     ("refind/search/session.py", 3): "digits of a round's milliseconds in the trace",
     ("refind/search/standing.py", 1024): "people whose standing candidates a store keeps: a cache bound",
+    ("refind/search/standing.py", 8192): "standing sentences whose vectors are kept: a cache bound",
+    (
+        "refind/search/standing.py",
+        2,
+    ): "two scores a shown fact: its own, and the earlier fact it changed just below it",
     ("refind/standing.py", 20_000): "characters of one message the rule reads: a bound of work",
     (
         "refind/standing.py",

@@ -307,3 +307,59 @@ def test_the_nearest_found_beside_the_word_rounds_are_the_rounds_own(
     shown = [t for e in got for t in e.turns]
     assert shown and all(start <= t.timestamp <= end for t in shown)
     assert FACT in {t.content for t in shown}
+
+
+def _facts_memory(path: Path, model: LocalEmbedder) -> refind.Memory:
+    m = refind.Memory(path, embedder=model)
+    told = [
+        ("2024-01-02", "I'm type 1 diabetic, diagnosed when I was twelve."),
+        ("2024-01-20", "We live in a third-floor walk-up apartment."),
+        ("2024-02-03", "Our dog Pepper is a 9-year-old beagle with a sensitive stomach."),
+        ("2024-02-18", "I work as a night-shift nurse at the county hospital."),
+        ("2024-03-09", "I'm allergic to penicillin."),
+    ]
+    m.add("ana", "dinner", [
+        {"role": "user", "content": "The team dinner at Luigi's ran late, and the tiramisu was gone by nine.", "timestamp": "2024-04-11T21:00:00Z"},
+    ])  # fmt: skip
+    for i, (day, text) in enumerate(told):
+        m.add("ana", f"f{i}", [
+            {"role": "user", "content": text, "timestamp": f"{day}T10:00:00Z"},
+            {"role": "assistant", "content": "Thanks, noted.", "timestamp": f"{day}T10:00:05Z"},
+        ])  # fmt: skip
+    assert m.wait_for_vectors(120)
+    return m
+
+
+def _offered_facts(memory: refind.Memory, question: str) -> list[str]:
+    """The facts a search of ``question`` offers once a round has found the dinner (and no fact), best first."""
+    session = memory.open_session(question, "ana", now="2024-06-01")
+    assert session.words(Round(kind="broad", keywords="tiramisu"))
+    blocks = [b for b in session.standing_blocks() if b.standing_kind in ("fact", "earlier fact")]
+    return [t.content for b in sorted(blocks, key=lambda b: -b.turns[0].score) for t in b.turns]
+
+
+def test_lasting_facts_are_offered_nearest_the_question_first(tmp_path: Path, model: LocalEmbedder) -> None:
+    """With an embedder the person's facts are ranked by their sentence's nearness to the question (a domain
+    with consequences raised a little); a question that is not a request gets the nearest few."""
+    with _facts_memory(tmp_path / "index", model) as m:
+        request = _offered_facts(m, "Can you suggest a food to buy for my pet?")
+        assert request[0].startswith("Our dog Pepper"), request
+        assert len(request) == 4  # a request: standing_facts (4) of the five
+        # a question about what happened: at most the nearest few, and only those near it
+        assert len(_offered_facts(m, "What happened at the last team dinner?")) <= POLICY.facts_not_requested
+        asked = _offered_facts(m, "Which antibiotic gives me a reaction?")
+        assert asked[0] == "I'm allergic to penicillin." and len(asked) <= POLICY.facts_not_requested, asked
+
+
+def test_a_changed_fact_is_shown_with_the_one_it_changed(tmp_path: Path, model: LocalEmbedder) -> None:
+    with _facts_memory(tmp_path / "index", model) as m:
+        m.add("ana", "f9", [
+            {"role": "user", "content": "Update: we moved out of the walk-up, we live in a ground-floor flat now.", "timestamp": "2024-05-02T10:00:00Z"},
+        ])  # fmt: skip
+        assert m.wait_for_vectors(120)
+        ask = "Can you help me plan moving a heavy sofa into our home?"
+        shown = _offered_facts(m, ask)
+        newer = next(i for i, s in enumerate(shown) if "ground-floor flat" in s)
+        assert shown[newer + 1] == "We live in a third-floor walk-up apartment.", shown
+        text = m.search(ask, "ana", now="2024-06-01").to_text(4000)
+        assert "walk-up" in text and "ground-floor flat" in text

@@ -112,6 +112,26 @@ def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> N
     assert is_request("I'm planning to add analytics; what would you suggest?")
     assert not is_request("When did Caroline go to the support group?")
     assert not is_request("What did the vet give Pixel?")
+    # advice asked the way people ask it, not only "could you..."
+    for asked in (
+        "Anything I should sort out before my surgery on Friday?",
+        "What's a good dessert to order at an Italian restaurant?",
+        "We're off to Rio for a day. Plan me an itinerary.",
+        "Any tips for moving day?",
+        "Is it okay for me to take ibuprofen?",
+        "Where should we go camping?",
+        "Is a weekend in Montreal doable on short notice?",
+        "What do we need to sort out before a long trip?",
+    ):
+        assert is_request(asked), asked
+    for asked in (
+        "What is Melanie's favorite book?",
+        "What was the best part of the concert for Gina?",
+        "Who is the top scorer on my team?",
+        "What did I say about the best way to cook rice?",
+        "Which city did I move to?",
+    ):
+        assert not is_request(asked), asked
 
 
 def test_an_instruction_given_after_a_search_is_offered_by_the_next(tmp_path) -> None:

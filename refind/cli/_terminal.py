@@ -134,7 +134,9 @@ def _print_evidence(
         first = blocks[0]
         header = Text("\n")
         if first.standing:  # offered beside the evidence: what the person said that stands
-            what = "standing fact" if first.standing_kind == "fact" else "standing instruction"
+            what = {"fact": "standing fact", "earlier fact": "standing fact, since changed"}.get(
+                first.standing_kind or "", "standing instruction"
+            )
             header.append(f"{what} · ", style="bold magenta")
         header.append(
             refind.format_date(first.session_date, "weekday", text=first.session_date_text, tz=tz),

@@ -18,6 +18,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Literal
 
+from refind.embed.base import Embedder
 from refind.evidence import order_evidence, pack, rendered_tokens
 from refind.fusion import Fusion, credit, final_score, reciprocal
 from refind.models import Evidence, Hit, Round, RoundTrace, Shape, TraceAction, Turn
@@ -25,7 +26,7 @@ from refind.policy import POLICY
 from refind.query.reading import QuestionReading, ReadingRules, read_question
 from refind.result import SearchResult
 from refind.search.round import blocks_of, build_blocks, content_terms, round_spec, run_round
-from refind.search.standing import standing_blocks
+from refind.search.standing import sentence_vectors, standing_blocks
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "drop_near_duplicates", "merge_blocks", "with_info"]
@@ -94,7 +95,7 @@ class SearchSession:
         standing_facts: int = 0,
         scope: Sequence[str] | None = None,
         segment_turns: int = POLICY.segment_turns,
-        embed_query: Callable[[str], Sequence[float]] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.reading = reading
         self._readings: dict[ReadingRules, QuestionReading] = {reading.rules: reading}
@@ -136,7 +137,8 @@ class SearchSession:
         self.shape: Shape = "lookup"  # the question's shape as the agent read it (refind.query.shape)
         self.shape_reason: str | None = None
         self._question_terms: list[str] | None = None
-        self._embed_query = embed_query  # the question's vector, for a round by meaning (None: no embedder)
+        # the question's vector for a round by meaning, and the nearness of the person's facts (None: words only)
+        self.embedder = embedder
         self._question_vector: list[float] | None = None
         # the question's vector and its nearest messages under no round's own filter, found beside the word
         # rounds (start_meaning): the round by meaning then only reads them
@@ -194,17 +196,17 @@ class SearchSession:
     @property
     def can_embed(self) -> bool:
         """Whether this search has an embedder, so that a round by meaning can run."""
-        return self._embed_query is not None
+        return self.embedder is not None
 
     def question_vector(self) -> list[float] | None:
         """The question's vector (embedded once), or None without an embedder."""
-        if self._embed_query is None:
+        if self.embedder is None:
             return None
         if self._question_vector is None:
             if self._near is not None:
                 self._question_vector = self._near.result()[0]
             else:
-                self._question_vector = [float(x) for x in self._embed_query(self.reading.text)]
+                self._question_vector = [float(x) for x in self.embedder.embed([self.reading.text])[0]]
         return self._question_vector
 
     def start_meaning(self, pool: Executor) -> None:
@@ -212,13 +214,13 @@ class SearchSession:
         time filter or roles) in ``pool``, now: the model and the vector search run on the other core while
         the word rounds run, and a round by meaning without a filter of its own only reads what they found.
         Nothing without an embedder; once per search."""
-        embed = self._embed_query
-        if embed is None or self._near is not None:
+        embedder = self.embedder
+        if embedder is None or self._near is not None:
             return
         filters = self._meaning_filters(None, None, None)
 
         def nearest() -> tuple[list[float], list[Hit]]:
-            vector = [float(x) for x in embed(self.reading.text)]
+            vector = [float(x) for x in embedder.embed([self.reading.text])[0]]
             return vector, self._nearest(vector, filters)
 
         self._near_filters = filters
@@ -622,7 +624,18 @@ class SearchSession:
         k = self.standing if k is None else k
         if (k <= 0 and self.standing_facts <= 0) or not self._blocks:
             return []
-        return standing_blocks(self.store, self.user_id, self.reading, k, self.read_ids, self.standing_facts)
+        nearness = self._fact_nearness if self.embedder is not None else None
+        return standing_blocks(
+            self.store, self.user_id, self.reading, k, self.read_ids, self.standing_facts, nearness
+        )
+
+    def _fact_nearness(self, sentences: Sequence[str]) -> list[float]:
+        """Each standing sentence's cosine to the question (their vectors kept: sentence_vectors)."""
+        assert self.embedder is not None
+        q = self.question_vector() or []
+        return [
+            sum(a * b for a, b in zip(q, v, strict=True)) for v in sentence_vectors(self.embedder, sentences)
+        ]
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state, each session's factor on its fused score: up to

@@ -10,19 +10,29 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, NamedTuple
 
+from refind.embed.base import Embedder
 from refind.lexicon import CONSEQUENTIAL_DOMAINS, STANDING_CUE_TERMS
 from refind.models import Evidence, Hit, Turn
 from refind.policy import POLICY
+from refind.profile import supersede
 from refind.query.keywords import content_stems
 from refind.query.reading import QuestionReading
 from refind.standing import is_standing, standing_sentence
 from refind.store.base import Filters, Reader, StandingHit
 
-__all__ = ["current_facts", "fact_blocks", "standing_blocks", "standing_candidates"]
+__all__ = [
+    "CurrentFact",
+    "current_facts",
+    "fact_blocks",
+    "sentence_vectors",
+    "standing_blocks",
+    "standing_candidates",
+]
 
 _SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
 _KEPT = 1024  # (what, person) pairs a store keeps (a cache bound, not a tuned number)
@@ -68,26 +78,63 @@ def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
     return found
 
 
-def current_facts(store: Reader, user_id: str) -> list[tuple[StandingHit, frozenset[str]]]:
+class CurrentFact(NamedTuple):
+    """A person's current lasting fact: the stored fact, the content stems of its sentence, and the newest
+    earlier fact on the same subject that it superseded (None: it changed nothing)."""
+
+    hit: StandingHit
+    stems: frozenset[str]
+    earlier: StandingHit | None
+
+
+def current_facts(store: Reader, user_id: str) -> list[CurrentFact]:
     """The person's current lasting facts (``Reader.standing``, kind ``fact``, among the newest
-    ``POLICY.standing_facts_pool`` standing messages), newest first, each with the content stems of its
-    sentence; a fact on a subject a newer one states is superseded and left out. Read once per index
-    version and person (:func:`_per_version`)."""
+    ``POLICY.standing_facts_pool`` standing messages), newest first. A fact a later one supersedes (the same
+    subject, or a change in the same domain: :func:`refind.profile.supersede`, the rule ``Memory.profile``
+    shows) is not current, but kept as the ``earlier`` of the newest fact that superseded it. Read once per
+    index version and person (:func:`_per_version`)."""
 
-    def compute() -> list[tuple[StandingHit, frozenset[str]]]:
+    def compute() -> list[CurrentFact]:
         stored = [h for h in store.standing(user_id, POLICY.standing_facts_pool) if h.kind == "fact"]
-        current = []
-        seen: set[tuple[str | None, str | None]] = set()
-        for h in stored:  # newest first: an older fact on a subject already seen is superseded
-            key = (h.domain, h.subject)
-            if h.subject is not None and key in seen:
-                continue
-            seen.add(key)
-            current.append((h, frozenset(content_stems(h.sentence))))
-        return current
+        by = supersede(stored)
+        earlier: dict[str, StandingHit] = {}
+        for h in stored:  # newest first: the first seen of those a fact superseded is the newest
+            later = by.get(h.id)
+            while later in by:  # superseded in turn: the current end of the chain
+                later = by[later]
+            if later is not None:
+                earlier.setdefault(later, h)
+        return [
+            CurrentFact(h, frozenset(content_stems(h.sentence)), earlier.get(h.id))
+            for h in stored
+            if h.id not in by
+        ]
 
-    found: list[tuple[StandingHit, frozenset[str]]] = _per_version(store, "facts", user_id, compute)
+    found: list[CurrentFact] = _per_version(store, "facts", user_id, compute)
     return found
+
+
+_VECTORS: OrderedDict[tuple[str, str], array[float]] = OrderedDict()
+_VECTORS_KEPT = 8192  # standing sentences whose vectors are kept (a cache bound, not a tuned number)
+
+
+def sentence_vectors(embedder: Embedder, sentences: Sequence[str]) -> list[array[float]]:
+    """``embedder``'s vectors of ``sentences`` (standing sentences: the same few for every search of a person),
+    each embedded once per model and kept (least recently used dropped past a bound)."""
+    keys = [(str(embedder.name), s) for s in sentences]
+    with _LOCK:
+        kept = {k: _VECTORS[k] for k in keys if k in _VECTORS}
+        for k in kept:
+            _VECTORS.move_to_end(k)
+    missing = sorted({k for k in keys if k not in kept})
+    if missing:
+        made = embedder.embed([s for _, s in missing])
+        with _LOCK:
+            for k, v in zip(missing, made, strict=True):
+                kept[k] = _VECTORS[k] = array("f", v)
+            while len(_VECTORS) > _VECTORS_KEPT:
+                _VECTORS.popitem(last=False)
+    return [kept[k] for k in keys]
 
 
 def standing_blocks(
@@ -97,13 +144,15 @@ def standing_blocks(
     k: int,
     read_ids: Collection[str],
     facts: int = 0,
+    nearness: Callable[[Sequence[str]], Sequence[float]] | None = None,
 ) -> list[Evidence]:
     """Up to ``k`` of this person's standing instructions and preferences not among ``read_ids``: those
     sharing most words with the question first (each shared word weighted by how few candidates hold it),
     then the most recent; for a question that is not a request, at most ``POLICY.standing_not_requested``
     and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``).
-    Then up to ``facts`` of the person's lasting facts (:func:`fact_blocks`)."""
-    lasting = fact_blocks(store, user_id, reading, facts, read_ids) if facts > 0 else []
+    Then up to ``facts`` of the person's lasting facts (:func:`fact_blocks`, ranked by ``nearness`` when
+    given)."""
+    lasting = fact_blocks(store, user_id, reading, facts, read_ids, nearness) if facts > 0 else []
     if k <= 0:
         return lasting
     found = [h for h in standing_candidates(store, user_id) if h.id not in read_ids]
@@ -131,41 +180,74 @@ def standing_blocks(
 
 
 def fact_blocks(
-    store: Reader, user_id: str, reading: QuestionReading, k: int, read_ids: Collection[str]
+    store: Reader,
+    user_id: str,
+    reading: QuestionReading,
+    k: int,
+    read_ids: Collection[str],
+    nearness: Callable[[Sequence[str]], Sequence[float]] | None = None,
 ) -> list[Evidence]:
-    """Up to ``k`` of the person's lasting facts (``Reader.standing``, kind ``fact``; issue 37) not among
-    ``read_ids`` and not superseded by a later one on the same subject: those sharing a word with the question
-    first (a fact on its topic), then those of the domains with consequences
-    (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health, medicines, diet, household, legal, money, work,
-    faith), then the rest, newest first within each. A request ("can you put together snacks for a hike?")
-    shares no word with the fact that matters ("I'm type 1 diabetic"): the fact is in view without being asked
-    for. Each shows its standing sentence."""
+    """Up to ``k`` of the person's current lasting facts (:func:`current_facts`; issue 37) not among
+    ``read_ids``. A request ("can you put together snacks for a hike?") shares no word with the fact that
+    matters ("I'm type 1 diabetic"): the facts are in view without being asked for.
+
+    With ``nearness`` (each sentence's cosine to the question: the search has an embedder), the nearest
+    first, those of the domains with consequences (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health,
+    medicines, diet, household, legal, money, work, faith) raised by ``POLICY.fact_domain_bonus``; a question
+    that is not a request gets the ``POLICY.facts_not_requested`` nearest at or above
+    ``POLICY.fact_floor_not_requested``. Without it, those sharing a word with
+    the question first, then those of the domains with consequences, newest first within each; a question that
+    is not a request gets only those sharing a word. docs/benchmarks/ablation.md "A person's lasting facts".
+
+    Each shows its standing sentence; a fact that changed an earlier one on the same subject ("turns out the
+    high readings were white-coat effect") is followed by that earlier one, marked as such."""
     if k <= 0:
         return []
-    facts = [(h, stems) for h, stems in current_facts(store, user_id) if h.id not in read_ids]
+    facts = [f for f in current_facts(store, user_id) if f.hit.id not in read_ids]
     if not facts:
         return []
-    current = [h for h, _ in facts]
     asked = reading.stems
-    shares = {h.id: bool(stems & asked) for h, stems in facts}
-    if not reading.is_request and not any(shares.values()):
-        return []  # a question about what happened, on another topic: its facts do not bear on it
-    ranked = sorted(
-        current,
-        key=lambda h: (
-            not shares[h.id],
-            h.domain not in CONSEQUENTIAL_DOMAINS,
-            -h.timestamp,
-            h.id,
-        ),
-    )
-    if not reading.is_request:
-        ranked = [h for h in ranked if shares[h.id]]
+    shares = {f.hit.id: bool(f.stems & asked) for f in facts}
+    if nearness is not None:
+        sentences = [f.hit.sentence for f in facts] + [f.earlier.sentence for f in facts if f.earlier]
+        cosine = dict(zip(sentences, nearness(sentences), strict=True))
+        # a fact that changed an earlier one is as near as the nearer of the two ("Switched jobs!" and "I
+        # just started at a Big Four firm as an external auditor")
+        near = {
+            f.hit.id: max(cosine[f.hit.sentence], cosine[f.earlier.sentence] if f.earlier else -1.0)
+            for f in facts
+        }
+        bonus = POLICY.fact_domain_bonus
+        ranked = sorted(
+            facts,
+            key=lambda f: (-(near[f.hit.id] + bonus * (f.hit.domain in CONSEQUENTIAL_DOMAINS)), f.hit.id),
+        )
+        if not reading.is_request:  # a question about what happened: the nearest few, if near at all
+            ranked = [f for f in ranked if near[f.hit.id] >= POLICY.fact_floor_not_requested]
+            k = min(k, POLICY.facts_not_requested)
+    else:
+        ranked = sorted(
+            facts,
+            key=lambda f: (
+                not shares[f.hit.id],
+                f.hit.domain not in CONSEQUENTIAL_DOMAINS,
+                -f.hit.timestamp,
+                f.hit.id,
+            ),
+        )
+        if not reading.is_request:  # a question about what happened: only the facts on its topic
+            ranked = [f for f in ranked if shares[f.hit.id]]
     ranked = ranked[:k]
-    return [
-        _block(h.id, h.session_id, h.turn, h.role, h.sentence, h.timestamp, len(ranked) - i, "fact")
-        for i, h in enumerate(ranked)
-    ]
+    out = []
+    for i, f in enumerate(ranked):
+        h, score = f.hit, 2 * (len(ranked) - i)  # best first; an earlier fact right after the one it preceded
+        out.append(_block(h.id, h.session_id, h.turn, h.role, h.sentence, h.timestamp, score, "fact"))
+        e = f.earlier
+        if e is not None and e.id not in read_ids:
+            out.append(
+                _block(e.id, e.session_id, e.turn, e.role, e.sentence, e.timestamp, score - 1, "earlier fact")
+            )
+    return out
 
 
 def _block(
