@@ -51,6 +51,7 @@ NOT_TUNED: dict[tuple[str, float], str] = {
     ("refind/search/session.py", 3): "digits of a round's milliseconds in the trace",
     ("refind/search/standing.py", 1024): "people whose standing candidates a store keeps: a cache bound",
     ("refind/standing.py", 20_000): "characters of one message the rule reads: a bound of work",
+    ("refind/standing.py", 1_000): "characters a message without a standing sentence is shown by: a bound",
     (
         "refind/standing.py",
         2,
