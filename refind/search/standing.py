@@ -1,8 +1,9 @@
 """A person's standing instructions and preferences offered beside the evidence (DESIGN §9).
 
 :func:`standing_candidates` finds the person's messages the rule of :mod:`refind.standing` recognises (one
-query, cached per index version and person); :func:`standing_blocks` picks those that bear on a question
-(from its :class:`~refind.query.QuestionReading`) and shows each by its standing sentence.
+query, cached per index version and person), as the person corrected them (their marks: a hidden message
+never, one pinned as an instruction or preference always); :func:`standing_blocks` picks those that bear on
+a question (from its :class:`~refind.query.QuestionReading`) and shows each by its standing sentence.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from refind.models import Evidence, Hit, Turn
 from refind.policy import POLICY
 from refind.query.keywords import content_stems
 from refind.query.reading import QuestionReading
-from refind.standing import is_standing, standing_sentence
+from refind.standing import is_standing, standing_sentence, standing_text
 from refind.store.base import Filters, Reader
 
 __all__ = ["fact_blocks", "standing_blocks", "standing_candidates"]
@@ -31,9 +32,22 @@ _LOCK = threading.Lock()
 
 def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
     """The person's messages that state a standing instruction or preference, among the first
-    ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words: the same for every
-    question, so an engine that says which version of the index it searches (``generation()``, the Lucene
-    engine) has them found once per version and person, not once per search."""
+    ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words (the same for every
+    question, so an engine that says which version of the index it searches, ``generation()``, the Lucene
+    engine, has them found once per version and person, not once per search), with the person's marks
+    applied on each call (``Reader.marks``: kept apart from the index's versions): a marked message is taken
+    out, those pinned as an instruction or a preference are added."""
+    found = _rule_candidates(store, user_id)
+    marks = store.marks(user_id)
+    if not marks:
+        return found
+    pinned = [i for i, m in marks.items() if m.kind in ("instruction", "preference")]
+    kept = [h for h in found if h.id not in marks]
+    return kept + (store.get(user_id, pinned) if pinned else [])
+
+
+def _rule_candidates(store: Reader, user_id: str) -> list[Hit]:
+    """What the rule recognises among the pool (module docstring), cached per index version and person."""
     generation = getattr(store, "generation", None)
     version = generation() if generation is not None else None
     if version is not None:
@@ -100,8 +114,8 @@ def fact_blocks(
     store: Reader, user_id: str, reading: QuestionReading, k: int, read_ids: Collection[str]
 ) -> list[Evidence]:
     """Up to ``k`` of the person's lasting facts (``Reader.standing``, kind ``fact``; issue 37) not among
-    ``read_ids`` and not superseded by a later one on the same subject: those sharing a word with the question
-    first (a fact on its topic), then those of the domains with consequences
+    ``read_ids`` and not superseded by a later one on the same subject (a pinned one never is): those sharing
+    a word with the question first (a fact on its topic), then those of the domains with consequences
     (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health, medicines, diet, household, legal, money, work,
     faith), then the rest, newest first within each. A request ("can you put together snacks for a hike?")
     shares no word with the fact that matters ("I'm type 1 diabetic"): the fact is in view without being asked
@@ -111,9 +125,9 @@ def fact_blocks(
     stored = [h for h in store.standing(user_id, POLICY.standing_facts_pool) if h.kind == "fact"]
     current = []
     seen: set[tuple[str | None, str | None]] = set()
-    for h in stored:  # newest first: an older fact on a subject already seen is superseded
+    for h in stored:  # newest first: an older fact on a subject already seen is superseded (unless pinned)
         key = (h.domain, h.subject)
-        if h.subject is not None and key in seen:
+        if h.subject is not None and key in seen and not h.pinned:
             continue
         seen.add(key)
         if h.id not in read_ids:
@@ -184,8 +198,8 @@ def _shown(text: str) -> str:
     """The instruction itself, not the whole message it sits in (the rest cut, ``[…]``)."""
     sentence = standing_sentence(text)
     at = text.find(sentence) if sentence else -1
-    if sentence is None or at < 0:
-        return text
+    if sentence is None or at < 0:  # a message pinned as an instruction: its text (at most a bound of it)
+        return standing_text(text)
     end = at + len(sentence)
     while end < len(text) and text[end] in ".!?":
         end += 1
