@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import refind
 from refind.config import Settings
@@ -233,3 +234,41 @@ def test_marks_survive_the_rules_upgrade_pass_and_a_reopen(
         assert {x.message_id: x.mark for x in m.marks("ana")} == {"s2:0": "pinned", "s0:0": "hidden"}
     with refind.Memory(location, read_only=True) as reader:
         assert {f.message_id for f in reader.profile("ana")} == {"s1:0", "s2:0", "s4:0"}
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+
+def test_refind_profile_pin_hide_unpin(tmp_path: Path) -> None:
+    from refind.cli import main
+
+    data = str(tmp_path / "idx")
+    with refind.Memory(data) as m:
+        m.import_sessions(_logs())
+    run = CliRunner().invoke
+    pinned = run(main, ["--data", data, "profile", "pin", "ana", "s4:0", "--kind", "instruction"])
+    assert pinned.exit_code == 0, pinned.output
+    assert (
+        "Pinned s4:0 of user ana as an instruction: Keep every packing list under ten items." in pinned.stdout
+    )
+    hid = run(main, ["--data", data, "profile", "hide", "ana", "s1:0"])
+    assert hid.exit_code == 0 and "Hid s1:0 of user ana" in hid.stdout
+    listed = run(main, ["--data", data, "profile", "ana"])
+    assert "instruction, pinned" in listed.stdout and "diabetic" not in listed.stdout
+    with_hidden = run(main, ["--data", data, "profile", "ana", "--hidden"])
+    assert "Hidden (never stand)" in with_hidden.stdout and "diabetic" in with_hidden.stdout
+    rows = json.loads(run(main, ["--data", data, "profile", "list", "ana", "--json", "--hidden"]).stdout)
+    assert [r["message_id"] for r in rows["hidden"]] == ["s1:0"]
+    assert [r["message_id"] for r in rows["standing"] if r["pinned"]] == ["s4:0"]
+    # errors: one line each, exit 1 (refind's) or 2 (usage)
+    unknown = run(main, ["--data", data, "profile", "pin", "ana", "s9:0"])
+    assert unknown.exit_code == 1 and "user 'ana' has no message 's9:0'" in unknown.output
+    other = run(main, ["--data", data, "profile", "hide", "bo", "s5:0"])
+    assert other.exit_code == 1 and "user 'bo' has no message 's5:0'" in other.output
+    kind_ = run(main, ["--data", data, "profile", "pin", "ana", "s3:0", "--kind", "opinion"])
+    assert kind_.exit_code == 2 and "'opinion' is not one of" in kind_.output
+    nothing = run(main, ["--data", data, "profile", "unpin", "ana", "s2:0"])
+    assert nothing.exit_code == 1 and "neither pinned nor hidden" in nothing.output
+    undone = run(main, ["--data", data, "profile", "unpin", "ana", "s1:0"])
+    assert undone.exit_code == 0 and "diabetic" in run(main, ["--data", data, "profile", "ana"]).stdout
+    assert run(main, ["--data", data, "profile"]).exit_code == 2  # no USER: the usage
