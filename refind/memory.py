@@ -246,6 +246,12 @@ class Memory:
         return cls(":memory:", **overrides)
 
     @property
+    def read_only(self) -> bool:
+        """Whether this memory was opened read-only (``read_only=True``): it reads, and every write is a
+        :class:`~refind.errors.ReadOnlyError`."""
+        return self.store.read_only
+
+    @property
     def shared(self) -> bool:
         """Whether several processes may open this store's location and write at once (a remote engine,
         such as OpenSearch: ``refind serve --workers N`` needs one)."""

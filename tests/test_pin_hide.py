@@ -175,6 +175,7 @@ def test_a_read_only_memory_reads_marks_and_makes_none(engine_kind: EngineKind, 
         writer.import_sessions(_logs())
         writer.hide("ana", "s2:0")
         with refind.Memory(location, read_only=True) as reader:
+            assert reader.read_only and not writer.read_only
             assert [m.message_id for m in reader.marks("ana")] == ["s2:0"]
             writer.pin("ana", "s3:0")
             assert {f.message_id for f in reader.profile("ana")} == {"s1:0", "s3:0", "s5:0"}
