@@ -273,3 +273,22 @@ def test_refind_profile_pin_hide_unpin(tmp_path: Path) -> None:
     undone = run(main, ["--data", data, "profile", "unpin", "ana", "s1:0"])
     assert undone.exit_code == 0 and "diabetic" in run(main, ["--data", data, "profile", "ana"]).stdout
     assert run(main, ["--data", data, "profile"]).exit_code == 2  # no USER: the usage
+
+
+def test_a_pinned_fact_is_offered_before_facts_without_consequences() -> None:
+    """The person said it matters: among the facts a request gets, a pinned one ranks with those of the
+    domains with consequences (health, diet, ...), before pets or hobbies however recent."""
+    from refind.store.reference import ReferenceStore
+
+    settings = Settings.from_env(standing_facts=1)
+    with refind.Memory(store=ReferenceStore(settings=settings), settings=settings) as m:
+        m.add("ana", "tall", [{"role": "user", "content": ANA[2][1], "timestamp": "2024-03-02T10:00:00Z"}])
+        m.add(
+            "ana",
+            "cats",
+            [{"role": "user", "content": "We have two cats.", "timestamp": "2024-04-02T10:00:00Z"}],
+        )
+        m.add("ana", "hike", [{"role": "user", "content": ANA[5][1], "timestamp": "2024-05-02T10:00:00Z"}])
+        assert _said(m.search(HIKE, "ana", now="2024-06-01"), "fact") == ["We have two cats."]
+        m.pin("ana", "tall:0")
+        assert _said(m.search(HIKE, "ana", now="2024-06-01"), "fact") == [ANA[2][1]]

@@ -117,7 +117,7 @@ def fact_blocks(
     ``read_ids`` and not superseded by a later one on the same subject (a pinned one never is): those sharing
     a word with the question first (a fact on its topic), then those of the domains with consequences
     (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health, medicines, diet, household, legal, money, work,
-    faith), then the rest, newest first within each. A request ("can you put together snacks for a hike?")
+    faith) and those the person pinned (they said it matters), then the rest, newest first within each. A request ("can you put together snacks for a hike?")
     shares no word with the fact that matters ("I'm type 1 diabetic"): the fact is in view without being asked
     for. Each shows its standing sentence."""
     if k <= 0:
@@ -142,7 +142,7 @@ def fact_blocks(
         current,
         key=lambda h: (
             not shares[h.id],
-            h.domain not in CONSEQUENTIAL_DOMAINS,
+            h.domain not in CONSEQUENTIAL_DOMAINS and not h.pinned,
             -h.timestamp,
             h.id,
         ),
