@@ -197,9 +197,11 @@ def _block(
 def _shown(text: str) -> str:
     """The instruction itself, not the whole message it sits in (the rest cut, ``[…]``)."""
     sentence = standing_sentence(text)
-    at = text.find(sentence) if sentence else -1
-    if sentence is None or at < 0:  # a message pinned as an instruction: its text (at most a bound of it)
+    if sentence is None:  # a message pinned as an instruction: what it is shown by (at most a bound of it)
         return standing_text(text)
+    at = text.find(sentence)
+    if at < 0:
+        return text
     end = at + len(sentence)
     while end < len(text) and text[end] in ".!?":
         end += 1
