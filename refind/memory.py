@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
@@ -25,6 +26,7 @@ from refind.models import (
     AddResult,
     Evidence,
     Hit,
+    MarkedMessage,
     Message,
     SessionLog,
     SessionSummary,
@@ -40,8 +42,9 @@ from refind.query import ReadingRules, read_question
 from refind.result import SearchResult
 from refind.search.round import search_round
 from refind.search.session import SearchSession, with_info
+from refind.standing import StandingKind
 from refind.store import open_engine
-from refind.store.base import Engine, Filters, SessionInfo, VectorCounts, model_mismatch
+from refind.store.base import Engine, Filters, SessionInfo, StandingMark, VectorCounts, model_mismatch
 from refind.store.write import ImportResult, WritePath
 
 __all__ = ["ImportResult", "Memory"]
@@ -50,6 +53,7 @@ log = logging.getLogger(__name__)
 
 TimeLike = int | float | str | datetime | date
 _check_id = check_id
+_KINDS = ("fact", "instruction", "preference")  # the kinds a message can be pinned as (refind.standing)
 
 
 def _bounded_int(name: str, value: int | None, default: int, lo: int, hi: int) -> int:
@@ -240,6 +244,12 @@ class Memory:
     def in_memory(cls, **overrides: Any) -> Memory:
         """A Memory whose index lives in RAM and disappears on close (notebooks, tests)."""
         return cls(":memory:", **overrides)
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this memory was opened read-only (``read_only=True``): it reads, and every write is a
+        :class:`~refind.errors.ReadOnlyError`."""
+        return self.store.read_only
 
     @property
     def shared(self) -> bool:
@@ -853,6 +863,72 @@ class Memory:
             raise InvalidInput("limit: expected a non-negative integer", field="limit")
         self.store.refresh()
         return profile_facts(self.store.standing(user_id, limit))
+
+    def pin(self, user_id: str, message_id: str, kind: StandingKind = "fact") -> MarkedMessage:
+        """Make ``user_id``'s message ``message_id`` stand, as ``kind`` (``fact``, ``instruction`` or
+        ``preference``), whatever the rule reads in it: it is listed by :meth:`profile` (``pinned``, current
+        until unpinned) and offered beside the evidence of searches as a standing message of that kind. The
+        mark is durable and kept apart from the messages: a re-import, the rule's upgrade pass and any
+        rewrite of the index leave it (docs/store.md, "What stands"). An unknown id (or another user's) is
+        an :class:`InvalidInput`."""
+        if kind not in _KINDS:
+            raise InvalidInput(
+                f"kind: {str(kind)[:40]!r} is not a kind of standing message; "
+                f"expected one of {', '.join(_KINDS)}",
+                field="kind",
+            )
+        return self._mark(user_id, message_id, kind)
+
+    def hide(self, user_id: str, message_id: str) -> MarkedMessage:
+        """Make ``user_id``'s message ``message_id`` never stand, whatever the rule reads in it: not in
+        :meth:`profile`, never beside a search's evidence (it is still found by searches as any message).
+        Durable as :meth:`pin`; :meth:`unpin` undoes it."""
+        return self._mark(user_id, message_id, None)
+
+    def unpin(self, user_id: str, message_id: str) -> bool:
+        """Take the pin or hide off ``user_id``'s message ``message_id``: what stands in it is again what
+        the rule reads. Returns whether it was marked (False: nothing to undo); an id that is neither marked
+        nor a message of ``user_id`` is an :class:`InvalidInput`."""
+        user_id, message_id = _check_id("user_id", user_id), _check_id("message_id", message_id)
+        self.store.refresh()
+        if message_id in self.store.marks(user_id):
+            self._writes.set_marks(user_id, {message_id: None})
+            return True
+        self._message(user_id, message_id)
+        return False
+
+    def marks(self, user_id: str) -> list[MarkedMessage]:
+        """``user_id``'s pinned and hidden messages, the most recently marked first (the marks of messages
+        no longer stored are kept, not listed: they apply again if the message comes back)."""
+        from refind.profile import marked_message
+
+        user_id = _check_id("user_id", user_id)
+        self.store.refresh()
+        marks = self.store.marks(user_id)
+        hits = self.store.get(user_id, list(marks)) if marks else []
+        listed = [marked_message(h, marks[h.id]) for h in hits if h.id in marks]
+        return sorted(listed, key=lambda m: (-m.marked_at, m.message_id))
+
+    def _mark(self, user_id: str, message_id: str, kind: StandingKind | None) -> MarkedMessage:
+        from refind.profile import marked_message
+
+        user_id, message_id = _check_id("user_id", user_id), _check_id("message_id", message_id)
+        self.store.refresh()
+        hit = self._message(user_id, message_id)
+        mark = StandingMark(kind, int(time.time() * 1000))
+        self._writes.set_marks(user_id, {message_id: mark})
+        return marked_message(hit, mark)
+
+    def _message(self, user_id: str, message_id: str) -> Hit:
+        """``user_id``'s message ``message_id``, or an :class:`InvalidInput` that says where ids are."""
+        found = self.store.get(user_id, [message_id])
+        if not found:
+            raise InvalidInput(
+                f"user {user_id!r} has no message {message_id!r} in {self._where()}; message ids are in "
+                "`refind profile USER` and `refind show SESSION --json`",
+                field="message_id",
+            )
+        return found[0]
 
     def count(self, user_id: str | None = None) -> int:
         """Messages stored for ``user_id``, or in all."""

@@ -381,7 +381,8 @@ class StandingFact(BaseModel):
     and ``subject``, and ``change`` when it says a fact changed), where (``message_id``, ``session_id``,
     ``turn``) and when (``timestamp``, epoch ms); ``superseded_by``: the id of the later standing fact that
     supersedes it (same subject, or a change in the same domain: :func:`refind.profile.supersede`), and
-    ``current`` when none does."""
+    ``current`` when none does; ``pinned`` when the person pinned the message (:meth:`refind.Memory.pin`:
+    it stands as ``kind`` whatever the rule reads in it, and stays current until they unpin it)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -396,6 +397,28 @@ class StandingFact(BaseModel):
     change: bool = False
     superseded_by: str | None = None
     current: bool = True
+    pinned: bool = False
+
+
+class MarkedMessage(BaseModel):
+    """A message a person marked (issue 37), as :meth:`refind.Memory.pin` and :meth:`~refind.Memory.hide`
+    return it and :meth:`~refind.Memory.marks` lists it: ``mark`` ``pinned`` (it stands as ``kind``, whatever
+    the rule reads in it) or ``hidden`` (it never stands: not in the profile, not beside any search's
+    evidence); where it is (``message_id``, ``session_id``, ``turn``), when it was written (``timestamp``) and
+    marked (``marked_at``), both epoch ms; ``sentence``: what it is shown by (the sentence the rule reads in
+    it, else its text)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message_id: str
+    session_id: str
+    turn: int
+    timestamp: int
+    role: str
+    mark: Literal["pinned", "hidden"]
+    kind: Literal["instruction", "preference", "fact"] | None = None
+    sentence: str
+    marked_at: int
 
 
 class AddResult(BaseModel):

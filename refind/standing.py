@@ -94,7 +94,15 @@ from refind.lexicon import (
 )
 from refind.policy import POLICY
 
-__all__ = ["RULE_VERSION", "Standing", "StandingKind", "is_standing", "read_standing", "standing_sentence"]
+__all__ = [
+    "RULE_VERSION",
+    "Standing",
+    "StandingKind",
+    "is_standing",
+    "read_standing",
+    "standing_sentence",
+    "standing_text",
+]
 
 StandingKind = Literal["instruction", "preference", "fact"]
 
@@ -104,6 +112,8 @@ another version (or by none: written before issue 37) is read again on its first
 with any change to the rule or its lists that changes what it reads."""
 
 _READ_CHARS = 20_000  # characters of one message the rule reads: a bound of work
+_SHOWN_CHARS = 1_000  # characters of a message shown for it when the rule reads no sentence in it (a pinned
+# or hidden one): a bound of what one pin puts in every search's standing block
 
 # sentences: split after . ! ? before a space (not "3.6"), at ; and line breaks, at a spaced dash
 _SPLIT = re.compile(r"(?<=[.!?])\s+|[;\n]+|\s+[-–—]\s+")
@@ -335,3 +345,13 @@ def is_standing(role: str, text: str) -> bool:
     """Whether a message of ``role`` with ``text`` is a standing instruction or preference (facts are
     :func:`read_standing`'s)."""
     return role == "user" and standing_sentence(text) is not None
+
+
+def standing_text(content: str) -> str:
+    """What a marked message is shown by: the sentence the rule reads in it (read as the person's own words,
+    whoever wrote it), else its whole text, whitespace folded (the first ``_SHOWN_CHARS`` characters)."""
+    read = read_standing("user", content)
+    if read is not None:
+        return read.sentence
+    text = " ".join(content.split())
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1].rstrip() + "…"

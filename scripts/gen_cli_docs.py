@@ -68,8 +68,16 @@ def render() -> str:
     for name in main.list_commands(root):
         command = main.get_command(root, name)
         assert command is not None
-        text, _ = _help(command, name, root)
+        text, ctx = _help(command, name, root)
         parts.append(f"## refind {name}\n\n```text\n{text}\n```\n")
+        if isinstance(command, click.Group):  # each subcommand with its own options
+            for sub in command.list_commands(ctx):
+                subcommand = command.get_command(ctx, sub)
+                assert subcommand is not None
+                if subcommand.hidden:
+                    continue
+                text, _ = _help(subcommand, sub, ctx)
+                parts.append(f"### refind {name} {sub}\n\n```text\n{text}\n```\n")
     return "\n".join(parts)
 
 

@@ -42,6 +42,7 @@ from refind.store.base import (
     SessionDoc,
     SessionInfo,
     SessionState,
+    StandingMark,
     WriteBatch,
 )
 from tests.conftest import ROOT
@@ -712,6 +713,60 @@ def test_standing_messages_are_stored_with_the_message_and_found_in_one_call(eng
     assert engine.delete_user("u") == 1 and engine.standing("u", 10) == []
 
 
+def test_marks_are_kept_per_user_apart_from_the_messages_and_standing_applies_them(engine: Engine) -> None:
+    """A person's marks (issue 37): kept by message id per user, durable on return; ``standing`` leaves out a
+    hidden message and gives a pinned one (as its pin's kind, ``pinned``) whatever the rule reads in it; a
+    replacement of the message (a re-import) or its deletion leaves the mark; delete_user takes it."""
+    put(engine, [
+        stand("u", "s1", 0, "I'm allergic to shellfish.", ts=T0),
+        stand("u", "s1", 2, "What's a good pasta recipe?", ts=T0 + 1),
+        stand("u", "s1", 3, "Sure: carbonara, always with guanciale.", ts=T0 + 2, role="assistant"),
+        stand("u", "s2", 0, "Always answer in metric units.", ts=T0 + DAY),
+        stand("u", "s2", 2, "I prefer short answers.", ts=T0 + DAY + 1),
+        stand("bob", "s1", 0, "I'm vegan.", ts=T0),
+    ])  # fmt: skip
+    assert engine.marks("u") == {} and [h.id for h in engine.standing("u", 10)] == ["s2:2", "s2:0", "s1:0"]
+    engine.set_marks("u", {
+        "s2:0": StandingMark(None, T0 + 5),  # hidden: a standing instruction
+        "s1:2": StandingMark("fact", T0 + 6),  # pinned: the rule reads nothing in it
+        "s1:3": StandingMark("instruction", T0 + 7),  # pinned: the assistant's words
+        "s2:2": StandingMark("instruction", T0 + 8),  # pinned as another kind than the rule's
+        "s1:0": StandingMark("fact", T0 + 9),  # pinned as what the rule reads
+    })  # fmt: skip
+    assert engine.marks("u")["s2:0"] == StandingMark(None, T0 + 5) and engine.marks("u")["s2:0"].hidden
+    assert len(engine.marks("u")) == 5 and engine.marks("bob") == {} and engine.marks("nobody") == {}
+    found = engine.standing("u", 10)
+    assert [(h.id, h.kind, h.pinned) for h in found] == [
+        ("s2:2", "instruction", True),
+        ("s1:3", "instruction", True),
+        ("s1:2", "fact", True),
+        ("s1:0", "fact", True),
+    ]  # newest first, the hidden one left out
+    assert found[2].sentence == "What's a good pasta recipe?" and found[2].subject is None
+    assert (found[3].domain, found[3].subject, found[3].sentence) == (
+        "diet",
+        "allergic",
+        "I'm allergic to shellfish.",
+    )
+    assert found[0].sentence == "I prefer short answers." and found[1].role == "assistant"
+    assert [h.id for h in engine.standing("u", 2)] == ["s2:2", "s1:3"]
+    # another user's marks are theirs: bob's pin of an id u has, u's hide of an id bob has
+    engine.set_marks("bob", {"s1:2": StandingMark("fact", T0), "s1:0": StandingMark(None, T0)})
+    engine.set_marks("u", {"s1:0": None})  # unpinned: what the rule reads again
+    assert [(h.id, h.pinned) for h in engine.standing("bob", 10)] == []
+    assert [(h.id, h.pinned) for h in engine.standing("u", 10)][-1] == ("s1:0", False)
+    assert set(engine.marks("bob")) == {"s1:2", "s1:0"} and "s1:0" not in engine.marks("u")
+    # a replacement (a re-import) keeps the mark; so does a deletion, which takes the message from standing
+    put(engine, [stand("u", "s2", 0, "Always answer in metric units.", ts=T0 + DAY)])
+    assert "s2:0" not in [h.id for h in engine.standing("u", 10)]
+    assert engine.delete_session("u", "s1") == 3
+    assert [h.id for h in engine.standing("u", 10)] == ["s2:2"] and len(engine.marks("u")) == 4
+    put(engine, [stand("u", "s1", 2, "What's a good pasta recipe?", ts=T0 + 1)])  # back: pinned again
+    assert [(h.id, h.pinned) for h in engine.standing("u", 10)] == [("s2:2", True), ("s1:2", True)]
+    engine.set_marks("u", {})  # nothing to do
+    assert engine.delete_user("u") == 3 and engine.marks("u") == {} and len(engine.marks("bob")) == 2
+
+
 # ---------------------------------------------------------------------------------------------- analysis
 
 
@@ -876,6 +931,31 @@ def test_tombstones_survive_close_and_reopen(durable_kind: EngineKind, tmp_path:
     e = _reopen(durable_kind, tmp_path)
     try:
         assert e.tombstones() == {"u": {"s": T0}}
+    finally:
+        e.close()
+
+
+def test_marks_survive_close_and_reopen(durable_kind: EngineKind, tmp_path: Path) -> None:
+    e = durable_kind.make(tmp_path, Settings())
+    put(e, [stand("u", "s", 0, "I'm allergic to shellfish."), stand("u", "s", 2, "Call me Ishmael.")])
+    e.set_marks("u", {"s:0": StandingMark(None, T0), "s:2": StandingMark("preference", T0 + 1)})
+    e.close()
+    e = _reopen(durable_kind, tmp_path)
+    try:
+        assert e.marks("u") == {"s:0": StandingMark(None, T0), "s:2": StandingMark("preference", T0 + 1)}
+        assert [(h.id, h.kind) for h in e.standing("u", 10)] == [("s:2", "preference")]
+        if durable_kind.read_only:  # a reader beside the writer sees each change, and may not make one
+            reader = _reopen(durable_kind, tmp_path, read_only=True)
+            try:
+                assert len(reader.marks("u")) == 2
+                e.set_marks("u", {"s:0": None})
+                reader.refresh()
+                assert list(reader.marks("u")) == ["s:2"]
+                assert [h.id for h in reader.standing("u", 10)] == ["s:2", "s:0"]
+                with pytest.raises(ReadOnlyError):
+                    reader.set_marks("u", {"s:2": None})
+            finally:
+                reader.close()
     finally:
         e.close()
 

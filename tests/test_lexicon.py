@@ -56,6 +56,7 @@ NOT_TUNED: dict[tuple[str, float], str] = {
         2,
     ): "two scores a shown fact: its own, and the earlier fact it changed just below it",
     ("refind/standing.py", 20_000): "characters of one message the rule reads: a bound of work",
+    ("refind/standing.py", 1_000): "characters a message without a standing sentence is shown by: a bound",
     (
         "refind/standing.py",
         2,

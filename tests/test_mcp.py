@@ -218,6 +218,9 @@ def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -
         "list_sessions",
         "about_user",
         "add_messages",
+        "pin_fact",
+        "hide_fact",
+        "unpin_fact",
     }
     assert _text(seen["add"]) == "Saved 1 new and 0 replaced message(s) in session 'notes'."
     assert "already saved" in _text(seen["again"])
@@ -226,6 +229,50 @@ def test_stdio_with_allow_add_saves_messages_that_search_finds(tmp_path: Path) -
         assert [h.content for h in mem.session("me", "notes")] == [
             "Remember: the spare bike key is in the blue jar."
         ]
+
+
+def test_with_allow_add_the_agent_pins_hides_and_unpins_what_stands(tmp_path: Path) -> None:
+    """Issue 37: the corrections of what stands, by session and turn as about_user shows them; they are
+    durable in the index (a later reader sees them); a turn that is not there is invalid params."""
+    index = tmp_path / "index"
+    with refind.Memory(index) as mem:
+        mem.add("me", "s1", [
+            {"role": "user", "content": "Plan my week. Keep in mind I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
+            {"role": "user", "content": "My sister Ines visits every May.", "timestamp": "2024-03-01T10:01:00Z"},
+        ])  # fmt: skip
+        mem.add("bo", "s1", [{"role": "user", "content": "I'm allergic to peanuts."}])
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["before"] = await session.call_tool("about_user", {})
+        seen["pin"] = await session.call_tool(
+            "pin_fact", {"session_id": "s1", "turn": 1, "kind": "preference"}
+        )
+        seen["hide"] = await session.call_tool("hide_fact", {"session_id": "s1", "turn": 0})
+        seen["after"] = await session.call_tool("about_user", {"hidden": True})
+        seen["unpin"] = await session.call_tool("unpin_fact", {"session_id": "s1", "turn": 0})
+        seen["again"] = await session.call_tool("unpin_fact", {"session_id": "s1", "turn": 0})
+        seen["missing"] = await _call(session, "hide_fact", {"session_id": "s1", "turn": 7})
+        seen["kind"] = await _call(session, "pin_fact", {"session_id": "s1", "turn": 1, "kind": "opinion"})
+
+    over_stdio(index, tmp_path, body, "--allow-add", "--user", "me")
+    assert _text(seen["before"]).splitlines() == [
+        "- 2024-03-01 [fact, diet] Keep in mind I'm vegan. (session s1, turn 0)"
+    ]
+    assert _text(seen["pin"]) == (
+        "Pinned as a standing preference: My sister Ines visits every May. (session s1, turn 1)"
+    )
+    assert "no longer stands" in _text(seen["hide"])
+    assert _text(seen["after"]).splitlines() == [
+        "- 2024-03-01 [preference, pinned] My sister Ines visits every May. (session s1, turn 1)",
+        "- 2024-03-01 [hidden] Keep in mind I'm vegan. (session s1, turn 0)",
+    ]
+    assert "the rule's again" in _text(seen["unpin"]) and "nothing changed" in _text(seen["again"])
+    assert _invalid_params(seen["missing"], "no turn 7 in session 's1'")
+    assert _invalid_params(seen["kind"], "kind")
+    with refind.Memory(index, read_only=True) as mem:  # durable, and Bo's s1 untouched
+        assert [(f.message_id, f.pinned) for f in mem.profile("me")] == [("s1:1", True), ("s1:0", False)]
+        assert mem.marks("bo") == []
 
 
 def test_a_missing_index_is_one_line_on_stderr(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ Errors are one line; ``REFIND_DEBUG=1`` re-raises them with the traceback.
 
 The package: ``_app`` (the group, its options, exit codes, one-line errors), ``_terminal`` (all rich output),
 and one module per command family: ``_import``, ``_search``, ``_admin`` (stats, delete-user), ``_serve``,
-``_mcp``, ``_demo``, ``_profile`` (profile), ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove),
+``_mcp``, ``_demo``, ``_profile`` (profile list/pin/hide/unpin), ``_sessions`` (sessions, show, export, delete-session), ``_hooks`` (hooks install/remove),
 ``_ui`` (the browsing page), ``_daemon`` (the background search process: client and server) and
 ``_daemon_commands`` (daemon status/stop). Each module registers its commands on :func:`main` when the command
 is first looked up (``main.lazy``).

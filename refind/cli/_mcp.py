@@ -47,7 +47,8 @@ MCP_PORT = 8766
 @click.option(
     "--allow-add",
     is_flag=True,
-    help="Also offer add_messages, so the model can save messages (opens the index for writing).",
+    help="Also offer add_messages, so the model can save messages, and pin_fact / hide_fact / unpin_fact, "
+    "so it can correct what stands when the user asks (opens the index for writing).",
 )
 @_data_option
 @click.pass_context
@@ -58,7 +59,8 @@ def mcp(
 
     Tools: search (a question; several keyword rounds with time filters), keyword_search (words and
     optional dates), read_turns (the turns around a hit), list_sessions (what is stored: titles, sources,
-    dates) and, with --allow-add, add_messages. Read-only by
+    dates), about_user (what the user said that stands) and, with --allow-add, add_messages, pin_fact,
+    hide_fact and unpin_fact. Read-only by
     default, so it runs beside `refind import --watch`. Over stdio nothing but the protocol is written to
     stdout; logs go to stderr. Needs the mcp extra: pip install 'refind[mcp]'. Configuration for Claude
     Desktop, Claude Code and other hosts: docs/mcp.md.

@@ -55,13 +55,15 @@ def ui(
     no_token: bool,
     port_file: Path | None,
 ) -> None:
-    """Browse USER's history in a web browser: search, results grouped by session, a session in full.
+    """Browse USER's history in a web browser: search, results grouped by session, a session in full, and
+    "About you": what USER said that stands, to pin or hide.
 
     A small server-rendered page (no script) on http://127.0.0.1:8765/ until Ctrl-C. The URL printed
     carries a secret made at each start (?token=...; the page then sets a cookie), so another account on
     this machine cannot read it; --no-token serves without one. It opens the index read-only, so it works
-    beside `refind serve` and imports. Dates are in `refind --tz`'s zone (default: $TZ, else this
-    machine's). Needs the serve extra: pip install 'refind[serve]'.
+    beside `refind serve` and imports; a correction on the About you page (pin, hide) opens it for writing
+    for that moment, and says so when another process holds it. Dates are in `refind --tz`'s zone
+    (default: $TZ, else this machine's). Needs the serve extra: pip install 'refind[serve]'.
 
     \b
     Examples:

@@ -81,7 +81,27 @@ metric") and lasting facts about themselves, their household or their work (a co
 diet, children, where they live, an employer's rules, a value they hold), each with its date, newest first. \
 Use it before advising on food, travel, health, money, work or plans, even when the request does not name \
 such a fact: a search cannot find what the question gives no word for. A fact that a later one changed is \
-marked superseded."""
+marked superseded; one the user pinned is marked pinned."""
+
+PIN_DESCRIPTION = """\
+Make one of the user's past messages stand: it is then listed by about_user and offered with every search, \
+as a fact (the default), an instruction or a preference, whatever refind's rule reads in it. Use it only \
+when the user asks you to remember something they said as lasting ("remember that I'm allergic to \
+penicillin", "that rule about commit messages holds from now on"). Give the message's session_id and turn \
+(from about_user, search results or read_turns). unpin_fact undoes it."""
+
+HIDE_DESCRIPTION = """\
+Make one of the user's past messages never stand: it is no longer listed by about_user nor offered with \
+searches (searches still find it as any message). Use it when the user says something about_user lists is \
+wrong or no longer holds and they want it out ("I'm not vegan any more, stop assuming it"). Give the \
+message's session_id and turn as about_user shows them. unpin_fact undoes it."""
+
+UNPIN_DESCRIPTION = """\
+Take a pin_fact or hide_fact off one of the user's messages: what stands in it is again what refind's rule \
+reads. Give the message's session_id and turn (about_user with hidden=true lists the hidden ones)."""
+
+_SESSION_OF = "The message's session id (or a unique start of one)."
+_TURN_OF = "The message's turn in that session (turns start at 0)."
 
 SOURCE_FILTER = (
     "Only conversations from this app: chatgpt, claude, claude-code, jsonl, ... (see list_sessions)."
@@ -188,7 +208,9 @@ def build_server(
     mem: refind.Memory, user_id: str, *, allow_add: bool = False, name: str = "refind"
 ) -> MCPServer[Any]:
     """An ``MCPServer`` whose tools search ``user_id``'s history in ``mem``: ``search``, ``keyword_search``
-    ``read_turns``, ``list_sessions`` and ``about_user``, plus ``add_messages`` when ``allow_add`` (``mem`` must then be writable)."""
+    ``read_turns``, ``list_sessions`` and ``about_user``, plus, when ``allow_add`` (``mem`` must then be
+    writable), ``add_messages`` and the corrections of what stands: ``pin_fact``, ``hide_fact``,
+    ``unpin_fact``."""
     server: MCPServer[Any] = _Server(
         name, instructions=INSTRUCTIONS, version=refind.__version__, log_level="WARNING"
     )
@@ -326,18 +348,27 @@ def build_server(
             bool, Field(description="Also list the facts that a later one changed.")
         ] = False,
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many, newest first.")] = 100,
+        hidden: Annotated[
+            bool, Field(description="Also list the messages the user hid (hide_fact), which never stand.")
+        ] = False,
     ) -> str:
         with _errors():
             facts = mem.profile(user_id, limit=limit)
+            marked = [m for m in mem.marks(user_id) if m.mark == "hidden"] if hidden else []
         lines = []
         for f in facts:
             if not f.current and not superseded:
                 continue
-            kind = f.kind if f.domain is None else f"{f.kind}, {f.domain}"
+            kind = ", ".join([f.kind, *([f.domain] if f.domain else []), *(["pinned"] if f.pinned else [])])
             note = "" if f.current else f" (superseded by {f.superseded_by})"
             lines.append(
                 f"- {refind.format_date(f.timestamp, 'day')} [{kind}] {f.sentence}{note} "
                 f"(session {f.session_id}, turn {f.turn})"
+            )
+        for m in marked:
+            lines.append(
+                f"- {refind.format_date(m.timestamp, 'day')} [hidden] {m.sentence} "
+                f"(session {m.session_id}, turn {m.turn})"
             )
         return "\n".join(lines) if lines else "Nothing that stands is recorded for this user."
 
@@ -364,6 +395,56 @@ def build_server(
             if result.duplicate_request:
                 return f"Request {request_id!r} was already saved; nothing was written again."
             return f"Saved {result.added} new and {result.replaced} replaced message(s) in session {session_id!r}."
+
+        corrects = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+        def message_id(session_id: str, turn: int) -> str:
+            """The id of the message at ``turn`` of ``session_id`` (a unique start of an id accepted)."""
+            hits = mem.window(user_id, session_id, turn, turn)
+            if not hits:
+                named = mem.resolve_session(user_id, session_id)
+                hits = mem.window(user_id, named, turn, turn) if named != session_id else []
+            if not hits:
+                raise _invalid(
+                    f"no turn {turn} in session {session_id!r} of this history: take session ids and turns "
+                    "from about_user, search results or read_turns"
+                )
+            return hits[0].id
+
+        @server.tool(description=PIN_DESCRIPTION, annotations=corrects)
+        def pin_fact(
+            session_id: Annotated[str, Field(description=_SESSION_OF)],
+            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+            kind: Annotated[
+                Literal["fact", "instruction", "preference"],
+                Field(description="What the message stands as."),
+            ] = "fact",
+        ) -> str:
+            with _errors():
+                marked = mem.pin(user_id, message_id(session_id, turn), kind)
+            return (
+                f"Pinned as a standing {kind}: {marked.sentence} (session {marked.session_id}, turn {turn})"
+            )
+
+        @server.tool(description=HIDE_DESCRIPTION, annotations=corrects)
+        def hide_fact(
+            session_id: Annotated[str, Field(description=_SESSION_OF)],
+            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+        ) -> str:
+            with _errors():
+                marked = mem.hide(user_id, message_id(session_id, turn))
+            return f"Hidden: {marked.sentence} (session {marked.session_id}, turn {turn}) no longer stands."
+
+        @server.tool(description=UNPIN_DESCRIPTION, annotations=corrects)
+        def unpin_fact(
+            session_id: Annotated[str, Field(description=_SESSION_OF)],
+            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+        ) -> str:
+            with _errors():
+                undone = mem.unpin(user_id, message_id(session_id, turn))
+            if not undone:
+                return f"Turn {turn} of session {session_id} was neither pinned nor hidden; nothing changed."
+            return f"Unpinned turn {turn} of session {session_id}: what stands in it is the rule's again."
 
     return server
 

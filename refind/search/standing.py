@@ -1,8 +1,10 @@
 """A person's standing instructions and preferences offered beside the evidence (DESIGN §9).
 
 :func:`standing_candidates` finds the person's messages the rule of :mod:`refind.standing` recognises (one
-query, cached per index version and person); :func:`standing_blocks` picks those that bear on a question
-(from its :class:`~refind.query.QuestionReading`) and shows each by its standing sentence.
+query, cached per index version and person), as the person corrected them (their marks: a hidden message
+never, one pinned as an instruction or preference always); :func:`standing_blocks` picks those that bear on
+a question (from its :class:`~refind.query.QuestionReading`) and shows each by its standing sentence;
+:func:`fact_blocks` does the same for the person's lasting facts (:func:`current_facts`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Any, NamedTuple
 
 from refind.embed.base import Embedder
@@ -22,7 +24,7 @@ from refind.policy import POLICY
 from refind.profile import supersede
 from refind.query.keywords import content_stems
 from refind.query.reading import QuestionReading
-from refind.standing import is_standing, standing_sentence
+from refind.standing import is_standing, standing_sentence, standing_text
 from refind.store.base import Filters, Reader, StandingHit
 
 __all__ = [
@@ -34,29 +36,33 @@ __all__ = [
     "standing_candidates",
 ]
 
-_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+_SEEN: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[Hashable, Any]]] = weakref.WeakKeyDictionary()
 _KEPT = 1024  # (what, person) pairs a store keeps (a cache bound, not a tuned number)
 _LOCK = threading.Lock()
 
 
-def _per_version(store: Reader, what: str, user_id: str, compute: Callable[[], Any]) -> Any:
+def _per_version(
+    store: Reader, what: str, user_id: str, compute: Callable[[], Any], also: Hashable = None
+) -> Any:
     """``compute()``, kept per store, ``what`` and person while the index's version (``generation()``, the
     Lucene engine) is the same: what is read from the index for every question, whatever it asks, is read
-    once per version and person, not once per search. Engines without a version compute it each time."""
+    once per version and person, not once per search; ``also``: what else it was computed under (kept while
+    it is equal too). Engines without a version compute it each time."""
     generation = getattr(store, "generation", None)
     version = generation() if generation is not None else None
     if version is None:
         return compute()
     key = f"{what}\0{user_id}"
+    stamp = (version, also)
     with _LOCK:
         per = _SEEN.get(store)
         kept = per.get(key) if per is not None else None
-    if kept is not None and kept[0] == version:
+    if kept is not None and kept[0] == stamp:
         return kept[1]
     found = compute()
     with _LOCK:
         per = _SEEN.setdefault(store, OrderedDict())
-        per[key] = (version, found)
+        per[key] = (stamp, found)
         per.move_to_end(key)
         while len(per) > _KEPT:
             per.popitem(last=False)
@@ -65,8 +71,10 @@ def _per_version(store: Reader, what: str, user_id: str, compute: Callable[[], A
 
 def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
     """The person's messages that state a standing instruction or preference, among the first
-    ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words: the same for every
-    question, so found once per index version and person (:func:`_per_version`)."""
+    ``POLICY.standing_pool`` of their own messages ranked by the rule's cue words (the same for every
+    question, so found once per index version and person: :func:`_per_version`), with the person's marks
+    applied on each call (``Reader.marks``: kept apart from the index's versions): a marked message is taken
+    out, those pinned as an instruction or a preference are added."""
 
     def compute() -> list[Hit]:
         pool = store.query(
@@ -75,7 +83,12 @@ def standing_candidates(store: Reader, user_id: str) -> list[Hit]:
         return [h for h in pool if is_standing(h.role, h.content)]
 
     found: list[Hit] = _per_version(store, "instructions", user_id, compute)
-    return found
+    marks = store.marks(user_id)
+    if not marks:
+        return found
+    pinned = [i for i, m in marks.items() if m.kind in ("instruction", "preference")]
+    kept = [h for h in found if h.id not in marks]
+    return kept + (store.get(user_id, pinned) if pinned else [])
 
 
 class CurrentFact(NamedTuple):
@@ -110,7 +123,10 @@ def current_facts(store: Reader, user_id: str) -> list[CurrentFact]:
             if h.id not in by
         ]
 
-    found: list[CurrentFact] = _per_version(store, "facts", user_id, compute)
+    # Reader.standing applies the person's marks, which change apart from the index's versions: they are
+    # part of what the facts were read under
+    marks = tuple(sorted((i, m.kind, m.at) for i, m in store.marks(user_id).items()))
+    found: list[CurrentFact] = _per_version(store, "facts", user_id, compute, marks)
     return found
 
 
@@ -193,10 +209,11 @@ def fact_blocks(
 
     With ``nearness`` (each sentence's cosine to the question: the search has an embedder), the nearest
     first, those of the domains with consequences (:data:`refind.lexicon.CONSEQUENTIAL_DOMAINS`: health,
-    medicines, diet, household, legal, money, work, faith) raised by ``POLICY.fact_domain_bonus``; a question
+    medicines, diet, household, legal, money, work, faith) and those the person pinned raised by
+    ``POLICY.fact_domain_bonus``; a question
     that is not a request gets the ``POLICY.facts_not_requested`` nearest at or above
     ``POLICY.fact_floor_not_requested``. Without it, those sharing a word with
-    the question first, then those of the domains with consequences, newest first within each; a question that
+    the question first, then those of the domains with consequences and those pinned, newest first within each; a question that
     is not a request gets only those sharing a word. docs/benchmarks/ablation.md "A person's lasting facts".
 
     Each shows its standing sentence; a fact that changed an earlier one on the same subject ("turns out the
@@ -220,7 +237,7 @@ def fact_blocks(
         bonus = POLICY.fact_domain_bonus
         ranked = sorted(
             facts,
-            key=lambda f: (-(near[f.hit.id] + bonus * (f.hit.domain in CONSEQUENTIAL_DOMAINS)), f.hit.id),
+            key=lambda f: (-(near[f.hit.id] + bonus * _weighty(f.hit)), f.hit.id),
         )
         if not reading.is_request:  # a question about what happened: the nearest few, if near at all
             ranked = [f for f in ranked if near[f.hit.id] >= POLICY.fact_floor_not_requested]
@@ -230,7 +247,7 @@ def fact_blocks(
             facts,
             key=lambda f: (
                 not shares[f.hit.id],
-                f.hit.domain not in CONSEQUENTIAL_DOMAINS,
+                not _weighty(f.hit),
                 -f.hit.timestamp,
                 f.hit.id,
             ),
@@ -248,6 +265,11 @@ def fact_blocks(
                 _block(e.id, e.session_id, e.turn, e.role, e.sentence, e.timestamp, score - 1, "earlier fact")
             )
     return out
+
+
+def _weighty(h: StandingHit) -> bool:
+    """A fact of a domain with consequences, or one the person pinned (they said it matters)."""
+    return h.domain in CONSEQUENTIAL_DOMAINS or h.pinned
 
 
 def _block(
@@ -291,8 +313,10 @@ def _block(
 def _shown(text: str) -> str:
     """The instruction itself, not the whole message it sits in (the rest cut, ``[…]``)."""
     sentence = standing_sentence(text)
-    at = text.find(sentence) if sentence else -1
-    if sentence is None or at < 0:
+    if sentence is None:  # a message pinned as an instruction: what it is shown by (at most a bound of it)
+        return standing_text(text)
+    at = text.find(sentence)
+    if at < 0:
         return text
     end = at + len(sentence)
     while end < len(text) and text[end] in ".!?":

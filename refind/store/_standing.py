@@ -7,22 +7,26 @@ every person's own messages once, session by session in bounded batches, and han
 whose stored standing differs from the rule's (most messages stand for nothing and are not rewritten). A
 read-only open of such an index cannot write: :func:`read_standing_now` reads the person's messages with the
 rule on each call instead (slower, and said so in the log once).
+
+A person's marks (:class:`~refind.store.base.StandingMark`: pinned, hidden) are kept apart from the messages
+by each engine; :func:`with_marks` applies them to what the rule read, the one place that does, for every
+engine's :meth:`~refind.store.base.Reader.standing`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from refind.models import Hit
-from refind.standing import read_standing
-from refind.store.base import Filters, Reader, StandingHit, standing_dict
+from refind.standing import Standing, StandingKind, read_standing, standing_text
+from refind.store.base import Filters, Reader, StandingHit, StandingMark, standing_dict
 
 log = logging.getLogger(__name__)
 
-__all__ = ["classify_stored", "read_standing_now", "sort_standing"]
+__all__ = ["classify_stored", "pinned_standing", "read_standing_now", "sort_standing", "with_marks"]
 
 _BATCH_MESSAGES = 20_000  # messages read at once by the pass: a bound of memory, not a tuned number
 _LOG_EVERY_S = 10.0  # seconds between progress lines of the pass
@@ -105,3 +109,37 @@ def sort_standing(found: list[StandingHit]) -> list[StandingHit]:
     found.sort(key=lambda h: h.session_id)
     found.sort(key=lambda h: -h.timestamp)
     return found
+
+
+def pinned_standing(hit: Hit, kind: StandingKind) -> Standing:
+    """What the pinned message ``hit`` says that stands, as ``kind``: its
+    :func:`~refind.standing.standing_text`; for a fact
+    the rule reads as one, its domain, subject and change too (a later fact on the same subject is shown as
+    superseding it; the pin keeps it current)."""
+    read = read_standing("user", hit.content)
+    if read is not None and kind == "fact" and read.kind == "fact":
+        return Standing(kind, read.sentence, read.domain, read.subject, read.change)
+    return Standing(kind, standing_text(hit.content), None, None, False)
+
+
+def with_marks(
+    reader: Reader,
+    user_id: str,
+    found: Sequence[StandingHit],
+    marks: Mapping[str, StandingMark],
+    k: int,
+) -> list[StandingHit]:
+    """``found`` (what the rule read: newest first, at least ``k + len(marks)`` when there are that many) as
+    the person corrected it (``marks``): a marked message is dropped from it, a pinned one added back as its
+    pin says (:func:`pinned_standing`, ``pinned``), and the whole cut to ``k`` in
+    :meth:`~refind.store.base.Reader.standing`'s order. A pin of a message no longer stored adds nothing."""
+    if not marks:
+        return list(found[:k])
+    kept = [h for h in found if h.id not in marks]
+    pins = {i: m.kind for i, m in marks.items() if m.kind is not None}
+    if pins:
+        for hit in reader.get(user_id, list(pins)):
+            kind = pins.get(hit.id)
+            if kind is not None:
+                kept.append(StandingHit.of(hit, pinned_standing(hit, kind), pinned=True))
+    return sort_standing(kept)[:k]

@@ -42,7 +42,15 @@ Rules every engine keeps (and the contract suite checks):
   deleted, expired, re-imported as the message is); :meth:`Reader.standing` finds a person's standing
   messages in one query, not a scan; an index written before (or by another version of the rule,
   :data:`refind.standing.RULE_VERSION`) gets them on its first writable open, and a read-only open of such an
-  index reads its messages with the rule instead.
+  index reads its messages with the rule instead;
+- marks (issue 37): a person's corrections of what stands, by message id (:class:`StandingMark`: pinned as
+  a kind, or hidden), are kept apart from the messages, so that nothing that writes messages (a re-import
+  that replaces them, the rule's upgrade pass, a rewrite of the index) can change them:
+  :meth:`Writer.set_marks` is durable on return, :meth:`Reader.marks` reads them (read-only too),
+  :meth:`Writer.delete_user` removes them with the person; a mark whose message is gone stays (it applies
+  again if the message comes back). :meth:`Reader.standing` applies them: a hidden message is never
+  returned, a pinned one always (as its pin's kind, ``pinned``), in one place for every engine
+  (:func:`refind.store._standing.with_marks`).
 """
 
 from __future__ import annotations
@@ -78,6 +86,7 @@ __all__ = [
     "SessionState",
     "SessionCounts",
     "StandingHit",
+    "StandingMark",
     "VectorCounts",
     "VectorRecord",
     "WriteBatch",
@@ -251,14 +260,31 @@ class StandingHit:
     subject: str | None
     change: bool
     sentence: str
+    pinned: bool = False
+    """The person pinned this message (:class:`StandingMark`): it stands as ``kind``, whatever the rule reads
+    in it."""
 
     @classmethod
-    def of(cls, hit: Hit, standing: Standing) -> StandingHit:
-        """The standing message ``hit`` with what the rule read in it."""
+    def of(cls, hit: Hit, standing: Standing, pinned: bool = False) -> StandingHit:
+        """The standing message ``hit`` with what the rule read in it (or what its pin says)."""
         return cls(
             hit.id, hit.session_id, hit.turn, hit.timestamp, hit.role, standing.kind, standing.domain,
-            standing.subject, standing.change, standing.sentence,
+            standing.subject, standing.change, standing.sentence, pinned,
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class StandingMark:
+    """A person's correction of what one of their messages says that stands (issue 37): pinned as ``kind``
+    (it stands, whatever the rule reads in it), or hidden (``kind`` None: it never stands). ``at``: when it
+    was marked (epoch ms)."""
+
+    kind: StandingKind | None
+    at: int
+
+    @property
+    def hidden(self) -> bool:
+        return self.kind is None
 
 
 def standing_of(raw: Mapping[str, object] | None) -> Standing | None:
@@ -491,7 +517,14 @@ class Reader(Protocol):
         :func:`refind.standing.read_standing`, read at write time and stored with the message), newest first
         (ties: by session id, then the later turn first), at most ``k``. One query over what was stored, not a scan of the person's
         messages (but for a read-only open of an index written before issue 37, which reads them with the
-        rule)."""
+        rule), with the person's marks applied (:meth:`marks`): a hidden message never, a pinned one always
+        (``pinned``, as its pin's kind; sorted among the others by its time)."""
+        ...
+
+    def marks(self, user_id: str) -> dict[str, StandingMark]:
+        """``user_id``'s marks (:class:`StandingMark`), by message id, as of the last
+        :meth:`Writer.set_marks` (also in a reader beside the writer); marks of messages no longer stored
+        included."""
         ...
 
 
@@ -526,7 +559,7 @@ class Writer(Protocol):
         ...
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every message, session document and request marker of ``user_id``, durably; returns
+        """Delete every message, session document, request marker and mark of ``user_id``, durably; returns
         the messages removed."""
         ...
 
@@ -554,6 +587,12 @@ class Writer(Protocol):
     def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None = None) -> int:
         """Forget the tombstones of ``session_ids`` of ``user_id`` (None: all of the user's), durably on
         return; returns how many there were."""
+        ...
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        """Mark ``user_id``'s messages by id (a :class:`StandingMark` replaces the one before; None removes
+        it), durably on return, apart from the messages: writes of messages (replacements, the standing pass)
+        never change a mark. The caller checks that the messages are the user's."""
         ...
 
     def pending_vectors(self, limit: int) -> list[PendingVector]:

@@ -28,7 +28,7 @@ from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyE
 from refind.models import Hit
 from refind.standing import RULE_VERSION
 from refind.store._jvm import ensure_jvm, java_bytes, java_exception_class, java_floats, jclass
-from refind.store._standing import classify_stored, read_standing_now
+from refind.store._standing import classify_stored, read_standing_now, with_marks
 from refind.store.base import (
     ANALYZER_NAME,
     Expired,
@@ -40,6 +40,7 @@ from refind.store.base import (
     SessionInfo,
     SessionState,
     StandingHit,
+    StandingMark,
     VectorCounts,
     VectorRecord,
     WriteBatch,
@@ -65,6 +66,38 @@ _PID_FILE = "writer.pid"
 _TOMBSTONES_FILE = "tombstones.json"
 """The deleted sessions kept out of later imports (the engine protocol's tombstones), beside the index:
 ``{"format": 1, "users": {user: {session: deleted_ms}}}``, replaced atomically (written, fsynced, renamed)."""
+_MARKS_FILE = "marks.json"
+"""A person's marks on what stands (pinned, hidden: the engine protocol's marks), beside the index as the
+tombstones are, so no write of messages touches them: ``{"format": 1, "users": {user: {message id: {"kind":
+kind or null, "at": marked_ms}}}}`` (``kind`` null: hidden), replaced atomically."""
+
+
+def _mark_kind(value: object) -> Any:
+    """A stored mark's kind (None: hidden); anything else is a ValueError."""
+    if value is None or value in ("instruction", "preference", "fact"):
+        return value
+    raise ValueError(f"not a kind of standing: {value!r}")
+
+
+def _replace_durably(file: Path, payload: object, failure: str) -> None:
+    """Replace ``file`` with ``payload`` as JSON atomically and durably (written, fsynced, renamed, the
+    directory fsynced): a crash leaves the old one or the new one. ``failure``: the start of the error."""
+    tmp = file.with_suffix(".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, file)
+        fd = os.open(file.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        with suppress(OSError):
+            tmp.unlink()
+        raise StoreError(f"{failure} {file}: {exc.strerror or exc}") from exc
 
 
 def _version() -> str:
@@ -143,6 +176,9 @@ class LuceneStore:
         self._legacy_added: int | None = None  # when an index without add times was upgraded
         self._tombstone_lock = threading.Lock()
         self._memory_tombstones: dict[str, dict[str, int]] = {}  # an in-memory index's
+        self._marks_lock = threading.Lock()
+        self._memory_marks: dict[str, dict[str, StandingMark]] = {}  # an in-memory index's
+        self._marks_seen: tuple[tuple[int, ...], dict[str, dict[str, StandingMark]]] | None = None
         self._memory_model: tuple[str, int] | None = None  # an in-memory index's vector model
         if self.path is None and read_only:
             raise InvalidInput("an in-memory store cannot be read-only")
@@ -310,16 +346,18 @@ class LuceneStore:
     def standing(self, user_id: str, k: int) -> list[StandingHit]:
         if k <= 0:
             return []
+        marks = self.marks(user_id)
+        n = k + len(marks)  # enough left once the marked ones are taken out
         if not self._stores_standing():
-            return read_standing_now(self, user_id, k)
+            return with_marks(self, user_id, read_standing_now(self, user_id, n), marks, k)
         with self._java("search"):
-            out = self._reading().standing(user_id, int(k))
+            out = self._reading().standing(user_id, int(n))
         found = []
         for d in json.loads(bytes(out)):
             s = standing_of((d.get("raw") or {}).get("standing"))
             if s is not None:
                 found.append(StandingHit.of(_hit(d), s))
-        return found
+        return with_marks(self, user_id, found, marks, k)
 
     def _write_meta(self, vectors: dict[str, Any] | None = None) -> None:
         """Write ``refind.json`` when the format or the vectors' record (``vectors``: the model's name and
@@ -702,7 +740,12 @@ class LuceneStore:
     def delete_user(self, user_id: str) -> int:
         engine = self._writable()
         with self._java("delete"):
-            return int(engine.deleteUser(user_id))
+            removed = int(engine.deleteUser(user_id))
+        with self._marks_lock:
+            every = self._load_marks()
+            if user_id in every:
+                self._save_marks({u: m for u, m in every.items() if u != user_id})
+        return removed
 
     def delete_session(self, user_id: str, session_id: str) -> int:
         engine = self._writable()
@@ -783,22 +826,80 @@ class LuceneStore:
             self._memory_tombstones = every
             return
         file = self.path / _TOMBSTONES_FILE
-        tmp = file.with_suffix(".tmp")
+        _replace_durably(file, {"format": 1, "users": every}, "cannot record the deleted sessions in")
+
+    # ------------------------------------------------------------------ marks (beside the index)
+
+    def marks(self, user_id: str) -> dict[str, StandingMark]:
+        if self._closed:
+            raise StoreClosed("the store is closed; open a new Memory")
+        with self._marks_lock:
+            return dict(self._load_marks().get(user_id, {}))
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        self._writable()
+        if not marks:
+            return
+        with self._marks_lock:
+            every = dict(self._load_marks())
+            mine = dict(every.get(user_id, {}))
+            for mid, mark in marks.items():
+                if mark is None:
+                    mine.pop(mid, None)
+                else:
+                    mine[mid] = mark
+            if mine:
+                every[user_id] = mine
+            else:
+                every.pop(user_id, None)
+            self._save_marks(every)
+
+    def _load_marks(self) -> dict[str, dict[str, StandingMark]]:
+        """Every user's marks (not to be changed: the cache's own), read again only when the file changed
+        (a reader beside the writer sees each of its writes; a search costs a ``stat``)."""
+        if self.path is None:
+            return self._memory_marks
+        file = self.path / _MARKS_FILE
         try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                json.dump({"format": 1, "users": every}, fh, ensure_ascii=False, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, file)
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            st = file.stat()
+        except FileNotFoundError:
+            return {}
         except OSError as exc:
-            with suppress(OSError):
-                tmp.unlink()
-            raise StoreError(f"cannot record the deleted sessions in {file}: {exc.strerror or exc}") from exc
+            raise StoreError(f"cannot read {file}: {exc.strerror or exc}") from exc
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        if self._marks_seen is not None and self._marks_seen[0] == key:
+            return self._marks_seen[1]
+        problem = (
+            f"{file} (what each person pinned or hid among their standing facts) is not a marks file of this "
+            "refind (format 1); restore it from a backup, or delete it to forget every pin and hide"
+        )
+        try:
+            raw = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{problem} ({exc})") from exc
+        users = raw.get("users") if isinstance(raw, dict) and raw.get("format") == 1 else None
+        if not isinstance(users, dict):
+            raise StoreError(problem)
+        every: dict[str, dict[str, StandingMark]] = {}
+        try:
+            for user, mine in users.items():
+                every[str(user)] = {
+                    str(mid): StandingMark(_mark_kind(m["kind"]), int(m["at"])) for mid, m in mine.items()
+                }
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise StoreError(problem) from exc
+        self._marks_seen = (key, every)
+        return every
+
+    def _save_marks(self, every: dict[str, dict[str, StandingMark]]) -> None:
+        if self.path is None:
+            self._memory_marks = every
+            return
+        file = self.path / _MARKS_FILE
+        users = {u: {i: {"kind": m.kind, "at": m.at} for i, m in mine.items()} for u, mine in every.items()}
+        _replace_durably(file, {"format": 1, "users": users}, "cannot record the pinned and hidden facts in")
+        st = file.stat()
+        self._marks_seen = ((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino), every)
 
     def recover(self) -> None:
         """After a failed write or commit (a full disk, an I/O error): discard every write no commit covers

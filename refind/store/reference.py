@@ -39,7 +39,7 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, InvalidInput, StoreClosed, StoreError
 from refind.models import Hit
 from refind.standing import Standing
-from refind.store._standing import sort_standing
+from refind.store._standing import sort_standing, with_marks
 from refind.store.analysis import analyze as _analyze
 from refind.store.base import (
     Expired,
@@ -50,6 +50,7 @@ from refind.store.base import (
     SessionInfo,
     SessionState,
     StandingHit,
+    StandingMark,
     VectorCounts,
     VectorRecord,
     WriteBatch,
@@ -248,6 +249,7 @@ class ReferenceStore:
         self._title_field = _Field()
         self._title_seqs: dict[int, tuple[str, str]] = {}
         self._tombstones: dict[str, dict[str, int]] = {}  # user -> session -> when deleted (epoch ms)
+        self._marks: dict[str, dict[str, StandingMark]] = {}  # user -> message id -> pinned or hidden
         # vectors (issue 36): by (user, id), with the token of the content they were made from; the queue
         # of messages awaiting theirs, in write order (an ordered set); what was written since the last
         # commit (the token each message will have, None: deleted), for write_vectors' check
@@ -402,12 +404,18 @@ class ReferenceStore:
             return []
         with self._lock:
             self._check()
+            marks = dict(self._marks.get(user_id, {}))
             found = []
             for seq in self._standing.get(user_id, ()):
                 d = self._docs[seq]
                 assert d.standing is not None
                 found.append(StandingHit.of(d.hit(), d.standing))
-        return sort_standing(found)[:k]
+        return with_marks(self, user_id, sort_standing(found)[: k + len(marks)], marks, k)
+
+    def marks(self, user_id: str) -> dict[str, StandingMark]:
+        self._check()
+        with self._lock:
+            return dict(self._marks.get(user_id, {}))
 
     def term_counts(self, user_id: str, text: str) -> dict[str, int]:
         """For each distinct query term (those :meth:`query` uses, in first-occurrence order): how many of
@@ -596,7 +604,7 @@ class ReferenceStore:
                 apply()
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every message, session document and request marker of ``user_id`` (with everything
+        """Delete every message, session document, request marker and mark of ``user_id`` (with everything
         written before, committed); returns the messages removed."""
         self._check()
         with self._lock:
@@ -660,6 +668,19 @@ class ReferenceStore:
             if not mine:
                 self._tombstones.pop(user_id, None)
             return len(gone)
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        self._check()
+        with self._lock:
+            self._check()
+            mine = self._marks.setdefault(user_id, {})
+            for mid, mark in marks.items():
+                if mark is None:
+                    mine.pop(mid, None)
+                else:
+                    mine[mid] = mark
+            if not mine:
+                del self._marks[user_id]
 
     # ------------------------------------------------------------------ vectors (issue 36)
 
@@ -867,6 +888,7 @@ class ReferenceStore:
             del self._markers[key]
         for key in [k for k in self._infos if k[0] == user_id]:
             self._drop_info(key)
+        self._marks.pop(user_id, None)
 
     # ------------------------------------------------------------------ closing
 

@@ -41,6 +41,7 @@ from refind.store.base import (
     SessionDoc,
     SessionInfo,
     SessionState,
+    StandingMark,
     VectorRecord,
     WriteBatch,
     WriteRaced,
@@ -693,6 +694,11 @@ class WritePath:
         those sessions again. Returns how many were removed."""
         with self._lock:
             return self.engine.remove_tombstones(user_id, session_ids)
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        """Pin or hide ``user_id``'s messages (None: unmark), durably, between other writes."""
+        with self._lock:
+            self.engine.set_marks(user_id, marks)
 
     def delete_added_before(self, cutoff_ms: int) -> int:
         """Retention: everything added before ``cutoff_ms`` (messages with their requests' markers), and

@@ -7,7 +7,11 @@
                                period, ``asof``: the day the question is asked as of, ``order``: ``best``
                                first or ``time``)
     GET /session/{id}          one session in full, paged (``from``; ``hit`` marks turns); a unique start
-                               of an id redirects to the session
+                               of an id redirects to the session; each turn has a form to pin it
+    GET /about                 "About you": what the person said that stands (kind, sentence, date, session,
+                               current or superseded, pinned), and what they hid, with the forms to correct it
+    POST /about/pin|hide|unpin a correction (form fields ``id``, ``kind`` for pin, ``csrf``, ``back``), then a
+                               303 to ``back`` (a path of this page)
     GET /style.css             the one style sheet (the pages carry no script)
 
 Dates are shown in the time zone given (``refind --tz``, else ``$TZ``, else this machine's); days given in the
@@ -22,7 +26,15 @@ loopback name (a web page elsewhere cannot read it through DNS rebinding).
 
 Another account on the same machine reaches loopback too, so each start makes a secret: the URL it prints
 carries it (``?token=...``), the first page read with it sets a cookie, and a request with neither gets 403
-(``token=False``: no secret, as a notebook server's ``--no-token``). A request's headers must arrive within
+(``token=False``: no secret, as a notebook server's ``--no-token``).
+
+The corrections (pin, hide, unpin: :meth:`refind.Memory.pin`) are the page's only writes. Each is a form
+post that must carry, besides the secret's cookie (``SameSite=Strict``: a page elsewhere cannot send it), a
+second secret made at each start and written only into this page's forms (``csrf``), so that even without a
+token (``--no-token``) a page elsewhere cannot post one; a post without it is a 403, a body that is not a
+small URL-encoded form a 4xx. A correction opens the index for writing for that moment (``writer``), so a
+process that holds the write lock (``refind serve``, an import) makes it a 409 that says so; reads stay
+read-only. A request's headers must arrive within
 ``read_timeout_s`` of the connection (else 408 and the connection is closed), and an idle kept-alive
 connection is closed after 5 s, so connections that never finish their headers cannot pile up.
 """
@@ -40,7 +52,7 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -60,6 +72,13 @@ MAX_OFFSET = 10**6
 MAX_TURN = 2**31 - 1
 MAX_HITS = 200
 """At most this many ``hit`` turns are marked on a session page; more is a bad request."""
+MAX_FORM = 8192
+"""Bytes of a correction's form at most (a message id is at most 512 characters)."""
+_DONE = {
+    "pin": "Pinned: it stands as you chose, whatever the rule reads in it.",
+    "hide": "Hidden: it no longer stands (searches still find it).",
+    "unpin": "Unmarked: what stands in it is again what the rule reads.",
+}
 _HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
@@ -148,6 +167,31 @@ def _cookie(port: int | None) -> str:
     return f"refind-ui-{port or 0}"
 
 
+async def _form(request: Request) -> dict[str, str]:
+    """A correction's fields: a URL-encoded form of at most :data:`MAX_FORM` bytes, else a 4xx."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/x-www-form-urlencoded":
+        raise _BadRequest(415, "a correction is a form of this page (application/x-www-form-urlencoded)")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM:
+            raise _BadRequest(413, f"a correction's form holds at most {MAX_FORM} bytes")
+    try:
+        return dict(
+            parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=8, strict_parsing=False)
+        )
+    except (UnicodeDecodeError, ValueError):
+        raise _BadRequest(400, "the form could not be read: reload the page and try again") from None
+
+
+def _back(raw: str | None) -> str:
+    """Where a correction returns: a path of this page (``/...``, not ``//host``), else the About you page."""
+    if not raw or not raw.startswith("/") or raw.startswith("//") or "\\" in raw or len(raw) > 2000:
+        return "/about"
+    return raw if raw.isascii() and raw.isprintable() else "/about"
+
+
 def build_app(
     memory: refind.Memory,
     user_id: str = "me",
@@ -155,14 +199,24 @@ def build_app(
     allow_remote: bool = False,
     tz: tzinfo | None = None,
     token: str | None = None,
+    writer: Callable[[], refind.Memory] | None = None,
 ) -> FastAPI:
     """The FastAPI application of the browsing page over ``memory``, for ``user_id``'s history.
 
     ``allow_remote`` answers requests addressed to any host name (else only to a loopback one). Dates are
     shown in ``tz`` (default: :func:`refind.time_zone`'s, this machine's). With ``token``, a request must
-    carry it, as ``?token=`` (which sets the cookie) or in the cookie; else 403."""
+    carry it, as ``?token=`` (which sets the cookie) or in the cookie; else 403. ``writer`` opens the memory
+    writable for one correction (closed after it); without it a writable ``memory`` makes them itself, and a
+    read-only one makes none (the About you page lists only)."""
     zone = tz if tz is not None else refind.time_zone()
     app = FastAPI(title="refind ui", docs_url=None, redoc_url=None, openapi_url=None)
+    csrf = secrets.token_urlsafe(24)  # the forms' secret (module docstring)
+    can_correct = writer is not None or not memory.read_only
+
+    def corrections() -> _pages.Corrections | None:
+        if not can_correct:
+            return None
+        return _pages.Corrections(csrf, {m.message_id: m.mark for m in memory.marks(user_id)})
 
     def page(status: int, body: str) -> HTMLResponse:
         return HTMLResponse(body, status_code=status, headers=_HEADERS)
@@ -207,7 +261,11 @@ def build_app(
         if exc.status_code == 404:
             return problem(404, f"there is no page {request.url.path[:200]!r} here")
         if exc.status_code == 405:
-            return problem(405, f"{request.method} is not allowed here: the pages are read with GET")
+            return problem(
+                405,
+                f"{request.method} is not allowed here: the pages are read with GET (the corrections are the "
+                "forms of the About you page)",
+            )
         return problem(exc.status_code, str(exc.detail))
 
     @app.exception_handler(refind.RefindError)
@@ -316,9 +374,66 @@ def build_app(
         sources, projects = labels()
         body = _pages.session_page(
             user_id, info, turns[: _pages.SESSION_PAGE], turn_from=turn_from, more=more, hits=hits,
-            view=_pages.View(sources=sources, projects=projects, tz=zone),
+            view=_pages.View(sources=sources, projects=projects, tz=zone), corrections=corrections(),
         )  # fmt: skip
         return page(200, body)
+
+    @app.get("/about", response_class=HTMLResponse)
+    def about(request: Request) -> HTMLResponse:
+        done = request.query_params.get("done")
+        facts = memory.profile(user_id)
+        hidden = [m for m in memory.marks(user_id) if m.mark == "hidden"]
+        sources, projects = labels()
+        body = _pages.about_page(
+            user_id, facts, hidden, view=_pages.View(sources=sources, projects=projects, tz=zone),
+            corrections=corrections(), notice=_DONE.get(done or "", ""),
+        )  # fmt: skip
+        return page(200, body)
+
+    @app.post("/about/{action}")
+    async def correct(request: Request, action: str) -> Response:
+        if action not in _DONE:
+            raise _BadRequest(404, f"there is no correction {action[:40]!r}: pin, hide or unpin")
+        form = await _form(request)
+        given = form.get("csrf", "")
+        if not hmac.compare_digest(given.encode(), csrf.encode()):
+            raise _BadRequest(
+                403,
+                "this form is not one of this page's: its secret changes each time refind ui starts",
+                "reload the page and try again",
+            )
+        message_id = form.get("id", "")
+        if not message_id:
+            raise _BadRequest(
+                400, "which message? the form names none", "use the forms of the About you page"
+            )
+        kind = form.get("kind") or "fact"
+        if not can_correct:
+            raise _BadRequest(403, "this page was started without a way to write the index: it lists only")
+
+        def run() -> None:
+            target = writer() if writer is not None else memory
+            try:
+                if action == "pin":
+                    target.pin(user_id, message_id, kind)  # type: ignore[arg-type]  # Memory checks it
+                elif action == "hide":
+                    target.hide(user_id, message_id)
+                else:
+                    target.unpin(user_id, message_id)
+            finally:
+                if target is not memory:
+                    target.close()
+
+        try:
+            await run_in_threadpool(run)
+        except refind.IndexLocked as exc:
+            raise _BadRequest(
+                409, str(exc), "a correction writes the index: try again once the other process is done"
+            ) from None
+        back = _back(form.get("back"))
+        if back == "/about" or back.startswith("/about#"):
+            back = f"/about?done={action}" + back[len("/about") :]
+        return RedirectResponse(back, status_code=303, headers=_HEADERS)
 
     return app
 
@@ -353,7 +468,8 @@ def serve(
     """Serve the browsing page of ``user_id``'s history in ``location`` until Ctrl-C or SIGTERM.
 
     A host that is not loopback is refused unless ``allow_remote`` (anyone who reaches the page and holds
-    its secret reads the history). The index is opened read-only. ``port=0`` picks a free port; ``ready``
+    its secret reads the history). The index is opened read-only; a correction (pin, hide) opens it for
+    writing for that moment. ``port=0`` picks a free port; ``ready``
     is called with the page's URL once the socket is bound (and the port written to ``port_file``): with
     ``token`` (the default) the URL carries this start's secret, which every request needs (module
     docstring). ``read_timeout_s``: a request's headers must arrive within it (else 408, closed). Dates are
@@ -373,7 +489,10 @@ def serve(
         sock = _bind(host, port)
         bound = sock.getsockname()[1]
         secret = secrets.token_urlsafe(24) if token else None
-        app = build_app(memory, user_id, allow_remote=allow_remote, tz=tz, token=secret)
+        app = build_app(
+            memory, user_id, allow_remote=allow_remote, tz=tz, token=secret,
+            writer=lambda: refind.Memory(location, embedder=None),
+        )  # fmt: skip
         server = uvicorn.Server(
             uvicorn.Config(
                 app,

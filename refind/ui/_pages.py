@@ -77,6 +77,19 @@ fieldset.filters input[type=date], fieldset.filters select { font-size: 13px; pa
        border: 1px solid #b9c0ca; border-radius: 6px; background: #fff; }
 nav.order { margin: 6px 0; font-size: 13px; }
 nav.order a, nav.order strong { margin-right: 12px; }
+header a.about { margin-left: 4px; font-size: 14px; color: var(--accent); white-space: nowrap; }
+table.facts { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
+table.facts th, table.facts td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line);
+       font-size: 14px; vertical-align: top; }
+table.facts tr.superseded td.what { color: var(--dim); text-decoration: line-through; }
+.badge { display: inline-block; font-size: 11px; padding: 0 5px; border-radius: 4px; margin-left: 4px;
+       background: #e6f4ea; color: #1e6b34; }
+.badge.superseded, .badge.hidden { background: #f1f2f4; color: var(--dim); }
+form.mark { display: inline-flex; gap: 4px; margin: 0 4px 2px 0; }
+form.mark button, form.mark select { font-size: 12px; padding: 2px 8px; border-radius: 5px; border: 1px solid #b9c0ca;
+       background: #fff; cursor: pointer; }
+li.turn form.mark { margin-left: 6px; }
+.notice { background: #eef4ff; border: 1px solid #bcd0f5; border-radius: 6px; padding: 8px 12px; margin: 12px 0; }
 """
 
 
@@ -165,6 +178,7 @@ def _search_form(view: View, user: str) -> str:
         + _options("source", "any source", view.sources, view.source)
         + _options("project", "any project", view.projects, view.project)
         + "<button type=submit>Search</button>"
+        + f'<a class=about href=/about title="what {_e(user)} said that stands">About you</a>'
         + "<fieldset class=filters>"
         + _date_input("since", "from", view.since)
         + _date_input("until", "to", view.until)
@@ -228,6 +242,7 @@ def _turn(
     limit: int | None,
     tz: tzinfo | None = None,
     terms: Sequence[str] = (),
+    marking: str = "",
 ) -> str:
     role = t.role if t.role in ("user", "assistant") else "other"
     kind = "hit" if hit else "context"
@@ -237,7 +252,37 @@ def _turn(
         f'<span class=n title="turn {int(t.turn)}{label}">{int(t.turn)}</span>'
         f"<span class=when>{_e(refind.format_date(t.timestamp, 'minute', tz=tz))}</span>"
         f'<span class="who {role}">{_e(t.speaker or t.role)}</span>'
-        f"<span class=text>{_cut(t.content, limit, terms)}</span></li>"
+        f"<span class=text>{_cut(t.content, limit, terms)}{marking}</span></li>"
+    )
+
+
+@dataclass(frozen=True)
+class Corrections:
+    """What the pin and hide forms of a page need: the secret each form carries (``csrf``: made at each start
+    of the page, checked on every correction, so a page elsewhere cannot post one), and the marks of the
+    person's messages (message id -> ``pinned`` or ``hidden``)."""
+
+    csrf: str
+    marks: dict[str, str]
+
+
+KINDS = ("fact", "instruction", "preference")
+"""The kinds a message can be pinned as (:meth:`refind.Memory.pin`)."""
+
+
+def _mark_form(action: str, message_id: str, label: str, c: Corrections, back: str, kind: str = "") -> str:
+    """A form that posts one correction (``action``: pin, hide or unpin) of ``message_id``, then comes back to
+    ``back``; with ``kind``, a menu of the kinds to pin as, ``kind`` chosen."""
+    menu = ""
+    if kind:
+        options = "".join(f"<option value={k}{' selected' if k == kind else ''}>{k}</option>" for k in KINDS)
+        menu = f'<select name=kind aria-label="pin as">{options}</select>'
+    return (
+        f'<form class=mark method=post action="/about/{action}">'
+        f'<input type=hidden name=csrf value="{_e(c.csrf)}">'
+        f'<input type=hidden name=id value="{_e(message_id)}">'
+        f'<input type=hidden name=back value="{_e(back)}">'
+        f"{menu}<button type=submit name=do value={action}>{_e(label)}</button></form>"
     )
 
 
@@ -258,7 +303,9 @@ _REASONS = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    409: "Conflict",
     413: "Too large",
+    415: "Not a form",
     422: "Bad request",
     503: "Index unavailable",
 }
@@ -406,8 +453,11 @@ def session_page(
     more: bool,
     hits: Sequence[int],
     view: View | None = None,
+    corrections: Corrections | None = None,
 ) -> str:
-    """One session in full, :data:`SESSION_PAGE` turns a page; the turns in ``hits`` marked."""
+    """One session in full, :data:`SESSION_PAGE` turns a page; the turns in ``hits`` marked. With
+    ``corrections``, each turn has a form to pin it as a standing fact (or, when marked, its mark and a form
+    to take it off)."""
     view = view or View()
     marked = set(hits)
     when = _dates(info.first, info.last, view.tz)
@@ -420,12 +470,24 @@ def session_page(
             f"<p class=meta>Turns {int(turns[0].turn)}–{int(turns[-1].turn)}"
             f"{' (marked: the search hits)' if marked & {t.turn for t in turns} else ''}.</p>"
         )
+    path = session_path(info.session_id)
+    here = path + (f"?from={turn_from}" if turn_from else "")
+
+    def marking(t: refind.Hit) -> str:
+        if corrections is None:
+            return ""
+        mark = corrections.marks.get(t.id)
+        if mark is None:
+            return _mark_form("pin", t.id, "Pin", corrections, f"{here}#t{int(t.turn)}")
+        return f"<span class='badge {mark}'>{mark}</span>" + _mark_form(
+            "unpin", t.id, "Unpin" if mark == "pinned" else "Unhide", corrections, f"{here}#t{int(t.turn)}"
+        )
+
     body += (
         "<ol class=turns>"
-        + "".join(_turn(t, hit=t.turn in marked, limit=None, tz=view.tz) for t in turns)
+        + "".join(_turn(t, hit=t.turn in marked, limit=None, tz=view.tz, marking=marking(t)) for t in turns)
         + "</ol>"
     )
-    path = session_path(info.session_id)
     keep = sorted(marked) or None
     previous = (
         _url(path, **{"from": max(0, turn_from - SESSION_PAGE) or None, "hit": keep})
@@ -435,3 +497,97 @@ def session_page(
     following = _url(path, **{"from": int(turns[-1].turn) + 1, "hit": keep}) if more and turns else None
     body += _pager(previous, following)
     return _page(info.title or info.session_id, body, view, user=user)
+
+
+def _anchor(message_id: str) -> str:
+    """The HTML id of a message's row on the About you page (percent-encoded: any id makes a valid one)."""
+    return "m-" + quote(message_id, safe="")
+
+
+def about_page(
+    user: str,
+    facts: Sequence[refind.StandingFact],
+    hidden: Sequence[refind.MarkedMessage],
+    *,
+    view: View,
+    corrections: Corrections | None,
+    notice: str = "",
+) -> str:
+    """What ``user`` said that stands (:meth:`refind.Memory.profile`): each standing instruction, preference
+    and lasting fact with its kind, sentence, date and session, current or superseded (by which), pinned or
+    not; then the messages they hid. With ``corrections``, each has the forms to pin it (as a kind), hide it
+    or take its mark off."""
+    body = f"<h1>About you <span class=meta>({_e(user)})</span></h1>"
+    body += (
+        "<p class=meta>What you said that stands: instructions, preferences and lasting facts, read from your "
+        "own messages when they were written, newest first. Searches offer them beside the evidence. Pin a "
+        "message to make it stand whatever the rule reads in it (also from a session's page); hide one that "
+        "is wrong or no longer holds. Corrections are kept in the index: re-imports keep them.</p>"
+    )
+    if notice:
+        body += f"<p class=notice role=status>{_e(notice)}</p>"
+    if corrections is None:
+        body += "<p class=meta>This page was started without a way to write the index: it lists only.</p>"
+    dates = {f.message_id: f for f in facts}
+    if not facts:
+        body += "<p>Nothing stands yet.</p>"
+    else:
+        body += (
+            "<table class=facts><thead><tr><th>date</th><th>kind</th><th>what</th><th>where</th>"
+            + ("<th>correct</th>" if corrections else "")
+            + "</tr></thead><tbody>"
+        )
+        for f in facts:
+            kind = _e(f.kind) + (f" <span class=meta>({_e(f.domain)})</span>" if f.domain else "")
+            if f.pinned:
+                kind += "<span class=badge>pinned</span>"
+            what = _e(f.sentence)
+            if not f.current and f.superseded_by:
+                later = dates.get(f.superseded_by)
+                when = f" of {_e(refind.format_date(later.timestamp, 'day', tz=view.tz))}" if later else ""
+                what += (
+                    f' <span class="badge superseded">superseded by '
+                    f'<a href="#{_anchor(f.superseded_by)}">a later one{when}</a></span>'
+                )
+            link = _url(
+                session_path(f.session_id),
+                **{"from": (f.turn // SESSION_PAGE) * SESSION_PAGE or None, "hit": f.turn},
+            )
+            where = f'<a href="{link}#t{int(f.turn)}">session {_e(f.session_id)}, turn {int(f.turn)}</a>'
+            row = (
+                f'<tr id="{_anchor(f.message_id)}" data-message="{_e(f.message_id)}"'
+                f"{' class=superseded' if not f.current else ''}>"
+                f"<td class=when>{_e(refind.format_date(f.timestamp, 'day', tz=view.tz))}</td>"
+                f"<td>{kind}</td><td class=what>{what}</td><td>{where}</td>"
+            )
+            if corrections is not None:
+                back = f"/about#{_anchor(f.message_id)}"
+                forms = _mark_form("pin", f.message_id, "Pin", corrections, back, kind=f.kind)
+                forms += _mark_form("hide", f.message_id, "Hide", corrections, "/about")
+                if f.pinned:
+                    forms += _mark_form("unpin", f.message_id, "Unpin", corrections, back)
+                row += f"<td>{forms}</td>"
+            body += row + "</tr>"
+        body += "</tbody></table>"
+    if hidden:
+        body += (
+            "<h2>Hidden</h2><p class=meta>These never stand: not listed above, never beside a search's "
+            "evidence. Searches still find them.</p><table class=facts><thead><tr><th>date</th><th>what</th>"
+            "<th>where</th>" + ("<th>correct</th>" if corrections else "") + "</tr></thead><tbody>"
+        )
+        for m in hidden:
+            link = _url(
+                session_path(m.session_id),
+                **{"from": (m.turn // SESSION_PAGE) * SESSION_PAGE or None, "hit": m.turn},
+            )
+            row = (
+                f'<tr id="{_anchor(m.message_id)}" data-message="{_e(m.message_id)}" class=hidden>'
+                f"<td class=when>{_e(refind.format_date(m.timestamp, 'day', tz=view.tz))}</td>"
+                f"<td class=what>{_e(m.sentence)}</td>"
+                f'<td><a href="{link}#t{int(m.turn)}">session {_e(m.session_id)}, turn {int(m.turn)}</a></td>'
+            )
+            if corrections is not None:
+                row += f"<td>{_mark_form('unpin', m.message_id, 'Unhide', corrections, '/about')}</td>"
+            body += row + "</tr>"
+        body += "</tbody></table>"
+    return _page("About you", body, view, user=user)

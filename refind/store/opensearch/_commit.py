@@ -42,6 +42,7 @@ from refind.store.base import (
     RequestTaken,
     SessionDoc,
     SessionState,
+    StandingMark,
     WriteBatch,
     WriteRaced,
     standing_dict,
@@ -599,7 +600,7 @@ class Commits:
     def delete_user(self, user_id: str) -> int:
         before = self.reads.count(user_id)
         query = {"bool": {"filter": [user_term(user_id)]}}
-        for name in ("messages", "sessions", "infos", "requests", *self._vector_index()):
+        for name in ("messages", "sessions", "infos", "requests", "marks", *self._vector_index()):
             self._delete_matching(name, query, user_id)
         with self._lock:
             self._reads = {k: v for k, v in self._reads.items() if k[0] != user_id}
@@ -627,6 +628,24 @@ class Commits:
         for status, item in self.t.bulk(actions, "true") if actions else []:
             if status >= 300:
                 raise StoreError(f"OpenSearch at {self.t.location} refused to record a deletion: {item}")
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        """Each mark written (None: deleted) by its (user, message id), refreshed: durable and visible on
+        return."""
+        index = self.index["marks"]
+        actions: list[Action] = []
+        for mid, mark in marks.items():
+            meta = {"_index": index, "_id": doc_id(user_id, mid), "routing": user_id}
+            if mark is None:
+                actions.append(({"delete": meta}, None))
+            else:
+                doc: dict[str, Any] = {"user_id": user_id, "id": mid, "seq": int(mark.at)}
+                if mark.kind is not None:
+                    doc["kind"] = mark.kind
+                actions.append(({"index": meta}, doc))
+        for status, item in self.t.bulk(actions, "true") if actions else []:
+            if status >= 300 and status != 404:
+                raise StoreError(f"OpenSearch at {self.t.location} refused to record a pin or hide: {item}")
 
     def remove_tombstones(self, user_id: str, session_ids: Sequence[str] | None) -> int:
         if session_ids is not None and not session_ids:

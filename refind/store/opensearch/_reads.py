@@ -17,7 +17,7 @@ from typing import Any
 
 from refind.models import Hit
 from refind.store.analysis import analyze as _analyze
-from refind.store.base import Filters, SessionCounts, SessionInfo, query_bag
+from refind.store.base import Filters, SessionCounts, SessionInfo, StandingMark, query_bag
 from refind.store.opensearch._schema import HIT_FIELDS, MAX_TURN, doc_id, hit_fields, hit_raw
 from refind.store.opensearch._transport import PAGE, Transport
 
@@ -27,8 +27,21 @@ CLAUSES = 900
 """Clauses per query, under OpenSearch's default limit of 1024."""
 
 
+_TIEBREAK = {
+    "messages": "mid",
+    "vectors": "mid",
+    "marks": "id",
+}  # scan's order within one seq (else session_id)
+
+
 def user_term(user_id: str) -> dict[str, Any]:
     return {"term": {"user_id": user_id}}
+
+
+def _mark(source: Mapping[str, Any]) -> StandingMark:
+    """A stored mark: pinned as its ``kind``, or hidden (no kind)."""
+    kind = source.get("kind")
+    return StandingMark(kind if kind in ("instruction", "preference", "fact") else None, int(source["seq"]))
 
 
 def _should(bag: Sequence[tuple[str, int]], name: str = "contents") -> dict[str, Any]:
@@ -99,6 +112,7 @@ class Reads:
         self.index = index
         self.no_infos = False  # a reader of a prefix written before session info: it has none
         self.no_tombstones = False  # a reader of a prefix written before tombstones: it has none
+        self.no_marks = False  # a reader of a prefix written before marks (issue 37): it has none
 
     def search(self, name: str, body: dict[str, Any], routing: str | None) -> dict[str, Any]:
         return self.t.search(self.index[name], body, routing)
@@ -117,7 +131,7 @@ class Reads:
             body: dict[str, Any] = {
                 "query": query,
                 "size": page,
-                "sort": [{"seq": "asc"}, {"mid" if name in ("messages", "vectors") else "session_id": "asc"}],
+                "sort": [{"seq": "asc"}, {_TIEBREAK.get(name, "session_id"): "asc"}],
                 "track_total_hits": False,
                 **extra,
             }
@@ -288,6 +302,13 @@ class Reads:
             src = h["_source"]
             out.setdefault(str(src["user_id"]), {})[str(src["session_id"])] = int(src["seq"])
         return out
+
+    def marks(self, user_id: str) -> dict[str, StandingMark]:
+        if self.no_marks:
+            return {}
+        query = {"bool": {"filter": [user_term(user_id)]}}
+        found = self.scan("marks", query, user_id, _source=["id", "kind", "seq"])
+        return {str(h["_source"]["id"]): _mark(h["_source"]) for h in found}
 
     def query_titles(
         self, user_id: str, text: str, k: int, session_ids: Sequence[str] | None

@@ -4,7 +4,8 @@ shape of each document (its ``_id``, the verbatim ``raw`` JSON, a hit read back 
 Pure: no client. ``{prefix}-messages`` holds one document per message, ``{prefix}-sessions`` one per session
 (its whole text, for session-level BM25; its last turn; the token of the commit that wrote it),
 ``{prefix}-requests`` one request marker per (user, request id), ``{prefix}-tombstones`` one deleted session per
-(user, session) with the time it was deleted (``seq``), ``{prefix}-vectors`` one per message: its queue entry
+(user, session) with the time it was deleted (``seq``), ``{prefix}-marks`` one mark on what stands per (user,
+message id): pinned as a kind or hidden (issue 37), ``{prefix}-vectors`` one per message: its queue entry
 for a vector, then its vector (:mod:`refind.store.opensearch._vectors`). Every document is routed by
 ``user_id``.
 """
@@ -106,6 +107,10 @@ MAPPINGS: dict[str, dict[str, Any]] = {
     "tombstones": {  # the sessions a person deleted, kept out of later imports (one per user and session)
         "dynamic": "strict",
         "properties": {"user_id": _KEYWORD, "session_id": _KEYWORD, "seq": {"type": "long"}},
+    },
+    "marks": {  # a person's marks on what stands (one per user and message): "kind" pinned, absent hidden
+        "dynamic": "strict",
+        "properties": {"user_id": _KEYWORD, "id": _KEYWORD, "kind": _KEYWORD, "seq": {"type": "long"}},
     },
     "vectors": {  # one per message: its queue entry (pending), then its vector ("vector", mapped with the model)
         "dynamic": "strict",

@@ -17,7 +17,7 @@ from refind.config import Settings
 from refind.errors import IndexFormatError, InvalidInput, ReadOnlyError, StoreError
 from refind.models import Hit
 from refind.standing import RULE_VERSION
-from refind.store._standing import classify_stored, read_standing_now, sort_standing
+from refind.store._standing import classify_stored, read_standing_now, sort_standing, with_marks
 from refind.store.base import (
     Expired,
     Filters,
@@ -26,6 +26,7 @@ from refind.store.base import (
     SessionInfo,
     SessionState,
     StandingHit,
+    StandingMark,
     VectorCounts,
     VectorRecord,
     WriteBatch,
@@ -99,6 +100,9 @@ class OpenSearchStore:
                 if self.read_only and name == "tombstones":  # a prefix written before tombstones
                     self._reads.no_tombstones = True
                     continue
+                if self.read_only and name == "marks":  # a prefix written before marks (issue 37)
+                    self._reads.no_marks = True
+                    continue
                 if self.read_only and name == "vectors":  # a prefix written before vectors
                     self._vectors.missing = True
                     continue
@@ -168,6 +172,12 @@ class OpenSearchStore:
         self._t.check()
         if k <= 0:
             return []
+        marks = self.marks(user_id)
+        found = self._standing(user_id, k + len(marks))  # enough left once the marked ones are taken out
+        return with_marks(self, user_id, found, marks, k)
+
+    def _standing(self, user_id: str, k: int) -> list[StandingHit]:
+        """What the rule read: ``user_id``'s standing messages, newest first, at most ``k``."""
         if not self._standing_stored:
             return read_standing_now(self, user_id, k)
         query = {"bool": {"filter": [user_term(user_id), {"exists": {"field": "standing"}}]}}
@@ -330,6 +340,15 @@ class OpenSearchStore:
     def tombstones(self, user_id: str | None = None) -> dict[str, dict[str, int]]:
         self._t.check()
         return self._reads.tombstones(user_id)
+
+    def marks(self, user_id: str) -> dict[str, StandingMark]:
+        self._t.check()
+        return self._reads.marks(user_id)
+
+    def set_marks(self, user_id: str, marks: Mapping[str, StandingMark | None]) -> None:
+        """Record marks (``{prefix}-marks``), refreshed: durable and visible on return."""
+        self._writable()
+        self._commits.set_marks(user_id, marks)
 
     def add_tombstones(self, user_id: str, session_ids: Sequence[str], when: int) -> None:
         """Record deleted sessions (``{prefix}-tombstones``), refreshed: durable and visible on return."""
