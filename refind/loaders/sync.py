@@ -33,14 +33,14 @@ from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
 from refind.loaders._base import DEFAULT_USER, Skipped
-from refind.loaders._cut import uncut
+from refind.loaders._cut import fit
 from refind.loaders.chatgpt import iter_chatgpt
 from refind.loaders.claude import iter_claude
 from refind.loaders.claude_code import ClaudeCodeCursor, read_claude_code, session_files
 from refind.loaders.datasets import iter_locomo, iter_longmemeval
 from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, conversations_file, detect_format
 from refind.loaders.jsonl import read_jsonl
-from refind.models import MAX_MESSAGE_CHARS, Message, SessionLog
+from refind.models import Message, SessionLog
 
 if TYPE_CHECKING:
     from refind.memory import Memory
@@ -207,7 +207,7 @@ class _Run:
                 continue
             if self.as_user is not None and log_.user_id != self.as_user:
                 log_ = log_.model_copy(update={"user_id": self.as_user})
-            log_ = self._cut(log_)
+            log_ = fit(log_, self.skipped)
             self.users.add(log_.user_id)
             key = f"{log_.user_id}\x1f{log_.session_id}"
             self.seen.add(key)
@@ -236,28 +236,6 @@ class _Run:
                 continue
             self.written_users.add(log_.user_id)
             yield log_ if new is messages else log_.model_copy(update={"messages": list(new)})
-
-    def _cut(self, log_: SessionLog) -> SessionLog:
-        """``log_`` with each message over :data:`~refind.models.MAX_MESSAGE_CHARS` cut to it, with a
-        mark saying how much was left out, each one counted and named (``cut_messages``)."""
-        if all(len(m.content) <= MAX_MESSAGE_CHARS for m in log_.messages):
-            return log_
-        messages = []
-        for i, m in enumerate(log_.messages):
-            # a string of the input cut while it was read (refind.loaders._cut) says how long it was
-            text, dropped = uncut(m.content)
-            n = len(text) + dropped
-            if n > MAX_MESSAGE_CHARS:
-                mark = f"\n[… cut by refind import: {n - MAX_MESSAGE_CHARS:,} more characters]"
-                m = m.model_copy(update={"content": text[: MAX_MESSAGE_CHARS - len(mark)] + mark})
-                where = getattr(log_, "source", None) or "the input"
-                self.skipped.problem(
-                    "cut_messages",
-                    f"{where}: session {log_.session_id}: message {m.id or i} has {n:,} characters; kept "
-                    f"its first {MAX_MESSAGE_CHARS:,} (a message holds at most that)",
-                )
-            messages.append(m)
-        return log_.model_copy(update={"messages": messages})
 
     def _as_recorded(self, recorded: dict[str, Any] | None, size: int, mtime: int) -> bool:
         """True (and counted as unchanged) when the file has the size and time of the last import."""
