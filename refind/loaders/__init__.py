@@ -81,6 +81,7 @@ __all__ = [
     "iter_sessions",
     "read_claude_code",
     "read_json",
+    "sources",
     "watch",
 ]
 
