@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,31 @@ def test_memory_add_stores_what_stands(mem: refind.Memory) -> None:
         "work",
         "I work night shifts, so mornings are for sleep.",
     )
+
+
+@pytest.mark.parametrize("engine", ["reference", "lucene"])
+def test_an_import_that_fails_midway_leaves_what_it_wrote_visible_to_the_next_add(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adds and imports share one overlay of uncommitted writes: the slices an import wrote before its source
+    failed are not committed, yet the next add to their session continues after them (before, the add read
+    only the engine, gave its message the id and turn of the import's first one, and the session held two
+    messages with one id)."""
+    from refind.models import SessionLog
+    from refind.store import write
+    from tests.engines import engine_memory
+
+    monkeypatch.setattr(write, "_SLICE_MESSAGES", 2)  # the first session is a slice, written, not committed
+
+    def broken() -> Iterator[SessionLog]:
+        yield SessionLog(user_id="u", session_id="a", messages=[{"role": "user", "content": "kayak trip"},
+                                                                {"role": "user", "content": "paddles"}])  # fmt: skip
+        yield SessionLog(user_id="u", session_id="b", messages=[{"role": "user", "content": "other"}])
+        raise refind.InvalidInput("the source broke")
+
+    with engine_memory(engine, tmp_path) as mem:
+        with pytest.raises(refind.InvalidInput, match="the source broke"):
+            mem.import_sessions(broken())
+        mem.add("u", "a", [{"role": "user", "content": "life jackets"}])
+        assert [(t.id, t.turn) for t in mem.session("u", "a")] == [("a:0", 0), ("a:1", 1), ("a:2", 2)]
+        assert [h.id for h in mem.query("u", "kayak")] == ["a:0"]

@@ -29,18 +29,50 @@ from refind.cli._terminal import (
     json_text,
     out,
 )
-from refind.loaders import DEFAULT_USER, FORMATS
+from refind.loaders import DEFAULT_USER, LOADERS
 
 # ---------------------------------------------------------------------------------------------- import
 
+_IMPORT_HELP = """Import the chat history at PATH into the index.
 
-@main.command("import", context_settings=_CONTEXT)
+Formats (--format; detected when not given):
+
+\b
+{formats}
+
+Importing the same PATH again writes only what is new: files that have not changed are not read,
+growing logs are read from where the last import stopped, and conversations that grew get their new
+messages appended (the record is import-state.json in the index directory). Records that cannot be
+read are counted and named in the summary; the rest is imported.
+
+With an embedding model, the imported messages' vectors (search by meaning) are made before it exits,
+with a progress bar; Ctrl-C leaves the rest queued (--no-embed skips this step).
+"""
+
+
+def _formats_help() -> str:
+    """One line per registered format (``refind/loaders/_registry.py``), its name then its help."""
+    width = max(len(name) for name in LOADERS.names())
+    rows = []
+    for name in LOADERS.names():
+        first, *more = LOADERS.get(name).help.split("\n")
+        rows.append(f"  {name:<{width}}  {first}")
+        rows.extend(f"  {'':<{width}}  {line}" for line in more)
+    return "\n".join(rows)
+
+
+def _personal_titles() -> str:
+    titles = [LOADERS.get(name).title for name in LOADERS.names() if LOADERS.get(name).personal]
+    return titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} or {titles[-1]}"
+
+
+@main.command("import", context_settings=_CONTEXT, help=_IMPORT_HELP.format(formats=_formats_help()))
 @_data_option
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(LOADERS.names()),
     default=None,
     help="Format of PATH. Default: detected from its name and first bytes.",
 )
@@ -53,8 +85,8 @@ from refind.loaders import DEFAULT_USER, FORMATS
 @click.option(
     "--as-user",
     default=None,
-    help="Store the imported sessions under this user id instead. A ChatGPT, Claude or Claude Code "
-    f"history is stored as user '{DEFAULT_USER}' unless given.",
+    help=f"Store the imported sessions under this user id instead. A {_personal_titles()} history is stored "
+    f"as user '{DEFAULT_USER}' unless given.",
 )
 @click.option(
     "--rescan", is_flag=True, help="Read everything again, ignoring what earlier imports of PATH recorded."
@@ -95,28 +127,7 @@ def import_cmd(
     quiet: bool,
     no_embed: bool,
 ) -> None:
-    """Import the chat history at PATH into the index.
-
-    Formats (--format; detected when not given):
-
-    \b
-      chatgpt      a ChatGPT data export: conversations.json, or the export .zip
-      claude       a Claude.ai data export: conversations.json, or the export .zip
-      claude-code  Claude Code session logs: ~/.claude/projects, a project directory or one
-                   <session>.jsonl
-      jsonl        one message per line: {"user_id", "session_id", "role", "content",
-                   "timestamp"?, "id"?}
-      locomo       LoCoMo JSON (one user per conversation)
-      longmemeval  LongMemEval JSON or .json.gz (one user per question's haystack)
-
-    Importing the same PATH again writes only what is new: files that have not changed are not read,
-    growing logs are read from where the last import stopped, and conversations that grew get their new
-    messages appended (the record is import-state.json in the index directory). Records that cannot be
-    read are counted and named in the summary; the rest is imported.
-
-    With an embedding model, the imported messages' vectors (search by meaning) are made before it exits,
-    with a progress bar; Ctrl-C leaves the rest queued (--no-embed skips this step).
-    """
+    """Import the chat history at PATH (the help is ``_IMPORT_HELP``, its formats from the loaders' table)."""
     from tqdm import tqdm
 
     from refind.loaders import detect_format, import_path

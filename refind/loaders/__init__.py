@@ -2,6 +2,11 @@
 their timestamps) in source order, ready for :meth:`refind.Memory.import_sessions`; :func:`import_path`
 does the whole import and, importing the same source again, writes only what is new.
 
+Each format is a :class:`Loader` (a name, ``sniff``, ``read`` and, for a line format, ``read_from``) in one
+table, :data:`LOADERS`: detection, ``refind import --format`` and its help, reading and the incremental
+import all dispatch through it. A new format is one module and one line in the table (docs/import.md,
+"Adding a format").
+
 Personal histories (stored under the user id ``"me"`` unless told otherwise; sessions are
 :class:`ImportedSession`, with the conversation's title):
 
@@ -26,9 +31,9 @@ Benchmarks and your own data:
   user and session form one session; blank lines are ignored.
 
 What is left out is counted in the ``skipped`` Counter when one is passed (a :class:`Skipped` also names
-the records that could not be read). In the personal formats a record that cannot be read (a line that
-is not JSON, a conversation without its tree) is counted and named and the rest is still imported; in
-the benchmark formats and JSONL a malformed record raises :class:`~refind.InvalidInput` with its position.
+the records that could not be read). In the personal formats and JSONL a record that cannot be read (a
+line that is not JSON, a conversation without its tree) is counted and named and the rest is still
+imported; in the benchmark formats a malformed record raises :class:`~refind.InvalidInput` with its position.
 Empty messages are skipped and counted (LoCoMo and LongMemEval keep their turn numbers, so later turns stay
 aligned).
 """
@@ -39,14 +44,15 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from refind.errors import InvalidInput
-from refind.loaders._base import DEFAULT_USER, ImportedSession, Skipped, read_json
+from refind.loaders._base import DEFAULT_USER, ImportedSession, Loader, Sample, Skipped, read_json
+from refind.loaders._registry import LOADERS, Loaders
 from refind.loaders.chatgpt import iter_chatgpt
 from refind.loaders.claude import iter_claude
 from refind.loaders.claude_code import ClaudeCodeCursor, iter_claude_code, read_claude_code
-from refind.loaders.datasets import iter_locomo, iter_longmemeval
-from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, detect_format
+from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, detect_format, sources
 from refind.loaders.jsonl import iter_jsonl
+from refind.loaders.locomo import iter_locomo
+from refind.loaders.longmemeval import iter_longmemeval
 from refind.loaders.sync import ImportSummary, default_state_path, import_path, watch
 from refind.models import SessionLog
 
@@ -54,10 +60,14 @@ __all__ = [
     "DEFAULT_USER",
     "FORMATS",
     "FORMAT_NAMES",
+    "LOADERS",
     "ClaudeCodeCursor",
     "Format",
     "ImportSummary",
     "ImportedSession",
+    "Loader",
+    "Loaders",
+    "Sample",
     "Skipped",
     "default_state_path",
     "detect_format",
@@ -71,6 +81,7 @@ __all__ = [
     "iter_sessions",
     "read_claude_code",
     "read_json",
+    "sources",
     "watch",
 ]
 
@@ -82,16 +93,12 @@ def iter_sessions(
     *,
     user_id: str = DEFAULT_USER,
 ) -> Iterator[SessionLog]:
-    """Sessions of ``path`` in the given (or detected) format; ``user_id`` is the user of a personal
-    history (the benchmark formats and JSONL name their own users)."""
-    fmt = format or detect_format(path)
-    if fmt == "chatgpt":
-        return iter_chatgpt(path, skipped, user_id=user_id)
-    if fmt == "claude":
-        return iter_claude(path, skipped, user_id=user_id)
-    if fmt == "claude-code":
-        return iter_claude_code(path, skipped, user_id=user_id)
-    loaders = {"locomo": iter_locomo, "longmemeval": iter_longmemeval, "jsonl": iter_jsonl}
-    if fmt not in loaders:
-        raise InvalidInput(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
-    return loaders[fmt](path, skipped)
+    """Sessions of ``path`` in the given (or detected) format, every file of it the format reads (an
+    export's folder or ``.zip``, a directory of logs); ``user_id`` is the user of a personal history (the
+    benchmark formats and JSONL name their own users)."""
+    p = Path(path)
+    loader = LOADERS.get(format or detect_format(p))
+    files = sources(loader, p)
+    return (
+        log_ for file, member in files for log_ in loader.read(file, skipped, user_id=user_id, member=member)
+    )

@@ -1,4 +1,5 @@
-"""What every loader shares: reading JSON (plain, gzipped or inside a zip), the session type importers
+"""What every loader shares: what a loader is (:class:`Loader`, the protocol every format implements, and the
+:class:`Sample` detection shows it), reading JSON (plain, gzipped or inside a zip), the session type importers
 yield, the counter of skipped records, and small text helpers for markers."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import gzip
 import json
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,17 @@ from refind.errors import InvalidInput
 from refind.loaders._cut import CutStrings
 from refind.models import Message, SessionLog, to_epoch_ms, validation_message
 
-__all__ = ["DEFAULT_USER", "ImportedSession", "Skipped", "json_list", "loads_json", "read_json"]
+__all__ = [
+    "DEFAULT_USER",
+    "Cursor",
+    "ImportedSession",
+    "Loader",
+    "Sample",
+    "Skipped",
+    "json_list",
+    "loads_json",
+    "read_json",
+]
 
 DEFAULT_USER = "me"
 """The user id personal histories (ChatGPT, Claude, Claude Code) are stored under unless told otherwise."""
@@ -59,6 +71,92 @@ class Skipped(Counter[str]):
         self[reason] += 1
         if len(self.problems) < self.MAX_NAMED:
             self.problems.append(description)
+
+
+Cursor = dict[str, Any]
+"""Where a line format's read stopped (:meth:`Loader.read_from`): a JSON object with ``offset`` and ``line``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """What detection shows a loader so it can tell whether a file is of its format (:meth:`Loader.sniff`).
+
+    ``text``: the first 200 kB of a file read whole, decoded (a document format looks at it; it starts with
+    ``[`` or ``{``). ``record``: one line of a JSON Lines file, decoded (a line format looks at it; detection
+    asks about each of the first 20 lines in turn, and the first line a format claims decides)."""
+
+    text: str = ""
+    record: dict[str, Any] | None = None
+
+
+class Loader:
+    """One format of chat history: what ``refind import`` dispatches on. Subclass it, set the attributes, write
+    :meth:`sniff` and :meth:`read` (and :meth:`read_from` for a line format), and add an instance to the table
+    in ``refind/loaders/_registry.py`` (or :meth:`refind.loaders.Loaders.register` it at run time). The
+    import state, the skipping of unchanged files and sessions, the cut of over-long messages, ``--user`` and
+    ``--as-user`` are the registry's and :func:`refind.loaders.import_path`'s, the same for every format.
+
+    Two shapes: a *document* format (``lines`` false) is one JSON value per file, read whole (an import skips
+    the conversations it already has); a *line* format (``lines`` true) is JSON Lines, read from the byte
+    where the last import stopped (:meth:`read_from`), and a directory means every ``*.jsonl`` below it."""
+
+    name: str = ""
+    """The ``--format`` value (``"claude-code"``), and the ``format`` of an import's summary."""
+    title: str = ""
+    """The app or data set (``"Claude Code"``), in help text."""
+    about: str = ""
+    """What a file of the format is, in errors: ``"a ChatGPT export (conversations.json or the export .zip)"``."""
+    help: str = ""
+    """Its line in ``refind import --help`` (a newline continues it on the next line)."""
+    personal: bool = False
+    """One person's history: its sessions are stored under the ``user_id`` :meth:`read` is given
+    (:data:`DEFAULT_USER` or ``--as-user``); else the file names its users."""
+    lines: bool = False
+    """JSON Lines, read from a byte offset (:meth:`read_from`); else one JSON document read whole."""
+    member: str | None = None
+    """The file an export's folder or ``.zip`` holds the format in (``"conversations.json"``), or None."""
+    expected: str = ""
+    """What the data inside :attr:`member` must look like, in the error when it is none of the formats that
+    use that member (defaults to :attr:`about`)."""
+
+    def sniff(self, sample: Sample) -> bool:
+        """Whether ``sample`` (the head of a document, or one line of a line format) is of this format."""
+        return False
+
+    def read(
+        self,
+        path: Path,
+        skipped: Counter[str] | None = None,
+        *,
+        user_id: str = DEFAULT_USER,
+        member: str | None = None,
+    ) -> Iterator[SessionLog]:
+        """The sessions of one file (``member`` of it when it is an archive holding :attr:`member`), in
+        source order; ``user_id`` is the user of a personal history. What is left out is counted in
+        ``skipped`` (a :class:`Skipped` also names the records that could not be read). A line format reads
+        the whole file through :meth:`read_from`."""
+        if not self.lines:
+            raise NotImplementedError(f"format {self.name!r} has no read")
+        sessions, _ = self.read_from(path, None, skipped, user_id=user_id)
+        yield from sessions
+
+    def read_from(
+        self,
+        path: Path,
+        cursor: Cursor | None,
+        skipped: Counter[str] | None = None,
+        *,
+        user_id: str = DEFAULT_USER,
+    ) -> tuple[Sequence[SessionLog], Cursor]:
+        """A line format's incremental read: the sessions in the complete lines of ``path`` after ``cursor``
+        (from the start when None), and the cursor after them. A cursor is a JSON object holding at least
+        ``offset`` (the byte after the last complete line read) and ``line`` (the next line's number); a
+        format may keep more in it (what a later read of the rest needs to know). Sessions hold only the
+        messages of the lines read."""
+        raise NotImplementedError(f"format {self.name!r} is not read line by line")
+
+    def __repr__(self) -> str:
+        return f"<loader {self.name}>"
 
 
 def skip(skipped: Counter[str] | None, reason: str, n: int = 1) -> None:
@@ -292,6 +390,15 @@ def keys_of(value: Any, limit: int = 8) -> str:
     if value is None:
         return "null"
     return f"a {type(value).__name__}"
+
+
+def line_files(path: str | Path) -> list[Path]:
+    """The files a line format reads at ``path``: ``path`` itself, or every ``*.jsonl`` file below the
+    directory ``path``, in name order."""
+    p = Path(path)
+    if p.is_dir():
+        return sorted(f for f in p.rglob("*.jsonl") if f.is_file())
+    return [p]
 
 
 class _Offsets:

@@ -1,13 +1,20 @@
-"""Every JSON string of an import cut while it is read, so that a string of gigabytes (a 2 MB zip can hold
-one of 2 GiB) never is in memory whole: what an import holds is bounded by the longest message it keeps,
-not by its input.
+"""Where an import cuts a message too long for the index (:data:`~refind.models.MAX_MESSAGE_CHARS`): the one
+place of the import path that applies the limit. (The write path refuses such a message from any other caller,
+``Memory.add`` or ``Memory.import_sessions``: ``refind.store.write.check_sizes``. An import cannot ask its
+source to split a message, so it cuts it, with a mark, and names it; everything :func:`fit` returns passes
+the write path's check.)
+
+Two steps. While a file is read, every JSON string of it is cut (:class:`CutStrings`), so that a string of
+gigabytes (a 2 MB zip can hold one of 2 GiB) never is in memory whole: what an import holds is bounded by
+the longest message it keeps, not by its input. Then :func:`fit` cuts each message of a session to the limit,
+with the mark a reader sees and the true length.
 
 :class:`CutStrings` wraps a binary stream of JSON (a document or JSON lines) and passes it through
 unchanged, except that a string longer than ``limit`` characters keeps its first ``limit`` characters (or
 up to a piece more: the cut falls at the end of the piece of input where the limit was reached) and ends
 with a mark that holds how many characters were left out. :func:`uncut` takes the marks out of a decoded
-text and says how many characters they stand for, so the importer stores the message cut as it always did,
-with its own mark and the true length (``refind.loaders.sync``). A mark holds a secret made when this module
+text and says how many characters they stand for, so :func:`fit` stores the message cut with its own mark
+and the true length. A mark holds a secret made when this module
 is loaded, so input cannot forge one.
 
 The stream is scanned with regular expressions a piece (1 MiB) at a time: outside strings only quotes are
@@ -22,11 +29,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from refind.models import MAX_MESSAGE_CHARS
+from refind.models import MAX_MESSAGE_CHARS, SessionLog
 
-__all__ = ["CutStrings", "uncut"]
+if TYPE_CHECKING:
+    from refind.loaders._base import Skipped
+
+__all__ = ["CutStrings", "fit", "uncut"]
+
+_Log = TypeVar("_Log", bound=SessionLog)
 
 PIECE = 1 << 20
 """Bytes of input scanned at a time (and at most how far past ``limit`` a cut string may run)."""
@@ -189,3 +201,27 @@ class CutStrings:
                 if stop and data[pos] != 0x0A:
                     pos += 1  # past the closing quote (or a broken escape's backslash)
         out += data[emit:n]
+
+
+def fit(log_: _Log, skipped: Skipped) -> _Log:
+    """``log_`` with each message over :data:`~refind.models.MAX_MESSAGE_CHARS` cut to it, with a mark saying
+    how much was left out (``[… cut by refind import: N more characters]``), each one counted and named in
+    ``skipped`` (``cut_messages``). A message cut while it was read (:class:`CutStrings`) counts at its true
+    length."""
+    if all(len(m.content) <= MAX_MESSAGE_CHARS for m in log_.messages):
+        return log_
+    messages = []
+    for i, m in enumerate(log_.messages):
+        text, dropped = uncut(m.content)
+        n = len(text) + dropped
+        if n > MAX_MESSAGE_CHARS:
+            mark = f"\n[… cut by refind import: {n - MAX_MESSAGE_CHARS:,} more characters]"
+            m = m.model_copy(update={"content": text[: MAX_MESSAGE_CHARS - len(mark)] + mark})
+            where = getattr(log_, "source", None) or "the input"
+            skipped.problem(
+                "cut_messages",
+                f"{where}: session {log_.session_id}: message {m.id or i} has {n:,} characters; kept "
+                f"its first {MAX_MESSAGE_CHARS:,} (a message holds at most that)",
+            )
+        messages.append(m)
+    return log_.model_copy(update={"messages": messages})

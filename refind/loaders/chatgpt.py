@@ -35,6 +35,8 @@ from refind.errors import InvalidInput
 from refind.loaders._base import (
     DEFAULT_USER,
     ImportedSession,
+    Loader,
+    Sample,
     clip,
     first_lines,
     frozen_heap,
@@ -48,7 +50,7 @@ from refind.loaders._base import (
 )
 from refind.models import Message
 
-__all__ = ["iter_chatgpt"]
+__all__ = ["LOADER", "iter_chatgpt"]
 
 EXPECTED = "a ChatGPT export (a JSON list of conversations, each with 'mapping' and 'current_node')"
 
@@ -95,6 +97,28 @@ def iter_chatgpt(
             yield session
     if seen and not readable:
         raise InvalidInput(f"looks like a ChatGPT export but no conversation is readable: {first_problem}")
+
+
+class _ChatGPT(Loader):
+    name = "chatgpt"
+    title = "ChatGPT"
+    about = "a ChatGPT export (conversations.json or the export .zip)"
+    help = "a ChatGPT data export: conversations.json, or the export .zip"
+    personal = True
+    member = "conversations.json"
+    expected = "a ChatGPT export (conversations with 'mapping')"
+
+    def sniff(self, sample: Sample) -> bool:
+        text = sample.text
+        return '"mapping"' in text and ('"current_node"' in text or '"create_time"' in text)
+
+    def read(
+        self, path: Path, skipped: Counter[str] | None = None, **options: Any
+    ) -> Iterator[ImportedSession]:
+        return iter_chatgpt(path, skipped, **options)  # options: user_id, member
+
+
+LOADER = _ChatGPT()
 
 
 class _Unreadable(Exception):

@@ -30,6 +30,8 @@ from refind.errors import InvalidInput
 from refind.loaders._base import (
     DEFAULT_USER,
     ImportedSession,
+    Loader,
+    Sample,
     clip,
     first_lines,
     frozen_heap,
@@ -44,7 +46,7 @@ from refind.loaders._base import (
 )
 from refind.models import Message
 
-__all__ = ["iter_claude"]
+__all__ = ["LOADER", "iter_claude"]
 
 EXPECTED = "a Claude.ai export (a JSON list of conversations, each with 'uuid' and 'chat_messages')"
 
@@ -86,6 +88,27 @@ def iter_claude(
             yield session
     if seen and not readable:
         raise InvalidInput(f"looks like a Claude.ai export but no conversation is readable: {first_problem}")
+
+
+class _Claude(Loader):
+    name = "claude"
+    title = "Claude"
+    about = "a Claude.ai export (conversations.json or the export .zip)"
+    help = "a Claude.ai data export: conversations.json, or the export .zip"
+    personal = True
+    member = "conversations.json"
+    expected = "a Claude.ai export (conversations with 'chat_messages')"
+
+    def sniff(self, sample: Sample) -> bool:
+        return '"chat_messages"' in sample.text
+
+    def read(
+        self, path: Path, skipped: Counter[str] | None = None, **options: Any
+    ) -> Iterator[ImportedSession]:
+        return iter_claude(path, skipped, **options)  # options: user_id, member
+
+
+LOADER = _Claude()
 
 
 class _Unreadable(Exception):

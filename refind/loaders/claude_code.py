@@ -24,17 +24,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from refind.loaders._base import (
     DEFAULT_USER,
+    Cursor,
     ImportedSession,
+    Loader,
+    Sample,
     clip,
     first_lines,
     iso_to_ms,
+    line_files,
     loads_json,
     make_message,
     read_lines,
@@ -43,8 +47,9 @@ from refind.loaders._base import (
 )
 from refind.models import Message
 
-__all__ = ["ClaudeCodeCursor", "iter_claude_code", "read_claude_code", "session_files"]
+__all__ = ["LOADER", "ClaudeCodeCursor", "iter_claude_code", "read_claude_code"]
 
+_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 _ARGUMENTS = ("command", "file_path", "notebook_path", "path", "url", "query", "description", "prompt")
 _MAX_PENDING_TOOLS = 500
 
@@ -85,19 +90,36 @@ class ClaudeCodeCursor:
         )
 
 
-def session_files(path: str | Path) -> list[Path]:
-    """``path`` itself, or every ``*.jsonl`` file below the directory ``path``, in name order."""
-    p = Path(path)
-    if p.is_dir():
-        return sorted(f for f in p.rglob("*.jsonl") if f.is_file())
-    return [p]
+class _ClaudeCode(Loader):
+    name = "claude-code"
+    title = "Claude Code"
+    about = "Claude Code session logs (a <session>.jsonl file or a directory of them)"
+    help = "Claude Code session logs: ~/.claude/projects, a project directory or one\n<session>.jsonl"
+    personal = True
+    lines = True
+
+    def sniff(self, sample: Sample) -> bool:
+        rec = sample.record
+        return rec is not None and (
+            "sessionId" in rec or (rec.get("type") in _TYPES and ("uuid" in rec or "leafUuid" in rec))
+        )
+
+    def read_from(
+        self, path: Path, cursor: Cursor | None, skipped: Counter[str] | None = None, **options: Any
+    ) -> tuple[Sequence[ImportedSession], Cursor]:
+        start = ClaudeCodeCursor.from_json(cursor) if cursor else None
+        sessions, cur = read_claude_code(path, start, skipped=skipped, **options)  # options: user_id
+        return sessions, cur.to_json()
+
+
+LOADER = _ClaudeCode()
 
 
 def iter_claude_code(
     path: str | Path, skipped: Counter[str] | None = None, *, user_id: str = DEFAULT_USER
 ) -> Iterator[ImportedSession]:
     """Sessions of one Claude Code session log, or of every ``*.jsonl`` below a directory."""
-    for file in session_files(path):
+    for file in line_files(path):
         sessions, _ = read_claude_code(file, skipped=skipped, user_id=user_id)
         yield from sessions
 

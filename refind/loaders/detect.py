@@ -1,5 +1,6 @@
-"""Which format a path holds, decided from its name and first bytes; when none fits, an error that says
-what was found."""
+"""Which format a path holds, decided from its name and first bytes by asking each registered format
+(:data:`~refind.loaders.LOADERS`, in order) about a :class:`~refind.loaders.Sample` of it; when none claims
+it, an error that says what was found. And which files of a path a format reads (:func:`sources`)."""
 
 from __future__ import annotations
 
@@ -7,32 +8,26 @@ import gzip
 import json
 import zipfile
 from pathlib import Path
-from typing import Literal, get_args
 
 from refind.errors import InvalidInput
-from refind.loaders._base import keys_of, loads_json
-from refind.loaders.claude_code import session_files
+from refind.loaders._base import Loader, Sample, keys_of, line_files, loads_json
+from refind.loaders._registry import LOADERS
 
-__all__ = ["FORMAT_NAMES", "Format", "conversations_file", "detect_format"]
+__all__ = ["FORMATS", "FORMAT_NAMES", "Format", "detect_format", "member_file", "sources"]
 
-Format = Literal["chatgpt", "claude", "claude-code", "jsonl", "locomo", "longmemeval"]
+Format = str
+"""A format's name: one of :data:`FORMATS` (a registered :class:`~refind.loaders.Loader`'s ``name``)."""
 
-FORMAT_NAMES: dict[str, str] = {
-    "chatgpt": "a ChatGPT export (conversations.json or the export .zip)",
-    "claude": "a Claude.ai export (conversations.json or the export .zip)",
-    "claude-code": "Claude Code session logs (a <session>.jsonl file or a directory of them)",
-    "jsonl": "refind JSONL (one message per line with user_id and session_id)",
-    "locomo": "a LoCoMo file",
-    "longmemeval": "a LongMemEval file (.json or .json.gz)",
-}
-FORMATS: tuple[str, ...] = get_args(Format)
+FORMATS: tuple[str, ...] = tuple(LOADERS.names())
+"""The names of the formats registered when refind was imported, sorted."""
+FORMAT_NAMES: dict[str, str] = {name: LOADERS.get(name).about for name in FORMATS}
+"""What each of :data:`FORMATS` is, in words."""
 
 _HEAD = 200_000
-_CLAUDE_CODE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 
 
 def _expected() -> str:
-    return "; ".join(f"{name} ({fmt})" for fmt, name in FORMAT_NAMES.items())
+    return "; ".join(f"{LOADERS.get(name).about} ({name})" for name in LOADERS.names())
 
 
 def _unknown(path: Path, found: str) -> InvalidInput:
@@ -41,10 +36,24 @@ def _unknown(path: Path, found: str) -> InvalidInput:
     )
 
 
-def conversations_file(path: Path) -> tuple[Path, str | None] | None:
-    """Where an export's conversations.json is: (the file, or the archive and its member), or None."""
+def _members() -> dict[str, list[Loader]]:
+    """The files exports hold their history in (``conversations.json``), each with the formats it may be."""
+    out: dict[str, list[Loader]] = {}
+    for loader in LOADERS:
+        if loader.member is not None and not loader.lines:
+            out.setdefault(loader.member, []).append(loader)
+    return out
+
+
+def _or(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def member_file(path: Path, name: str) -> tuple[Path, str | None] | None:
+    """Where an export's ``name`` (``conversations.json``) is: the file in the directory ``path``, or the
+    archive ``path`` and its member (the shortest path ending in ``name``), or None."""
     if path.is_dir():
-        candidate = path / "conversations.json"
+        candidate = path / name
         return (candidate, None) if candidate.is_file() else None
     if path.suffix.lower() == ".zip":
         try:
@@ -52,56 +61,77 @@ def conversations_file(path: Path) -> tuple[Path, str | None] | None:
                 names = zf.namelist()
         except zipfile.BadZipFile as exc:
             raise InvalidInput(f"{path}: not a readable zip archive ({exc})") from exc
-        members = sorted((n for n in names if n.rsplit("/", 1)[-1] == "conversations.json"), key=len)
+        members = sorted((n for n in names if n.rsplit("/", 1)[-1] == name), key=len)
         return (path, members[0]) if members else None
     return None
 
 
+def sources(loader: Loader, path: Path) -> list[tuple[Path, str | None]]:
+    """The files ``loader`` reads at ``path``, each with the archive member to read (None: the file itself):
+    every ``*.jsonl`` below a directory for a line format, the :attr:`~refind.loaders.Loader.member` of an
+    export's directory or ``.zip``, else ``path``. A directory that holds nothing of the format is an
+    :class:`~refind.InvalidInput`."""
+    if loader.lines:
+        return [(file, None) for file in line_files(path)]
+    if loader.member is not None:
+        found = member_file(path, loader.member)
+        if found is not None:
+            return [found]
+        if path.is_dir():
+            raise InvalidInput(f"{path}: a directory without {loader.member}; expected {loader.about}")
+    elif path.is_dir():
+        raise InvalidInput(f"{path}: is a directory; expected {loader.about}")
+    return [(path, None)]
+
+
 def detect_format(path: str | Path) -> Format:
-    """Guess the format of ``path``: a ChatGPT or Claude.ai export (``conversations.json`` with ``mapping``
-    or ``chat_messages``; the export ``.zip``; a directory holding ``conversations.json``), Claude Code
-    session logs (``.jsonl`` lines with ``sessionId``; a directory of them), refind JSONL (``.jsonl`` lines
-    with ``user_id``), LoCoMo (``conversation``) or LongMemEval (``haystack_sessions``).
+    """Guess the format of ``path``: the first registered format that claims its sample. An export's
+    directory or ``.zip`` is judged by the file it holds (``conversations.json``: a ChatGPT or Claude.ai
+    export); a directory of ``.jsonl`` files, or a ``.jsonl`` file, by its lines (Claude Code session logs
+    have ``sessionId``, refind JSONL ``user_id``); any other file by its first 200 kB (LoCoMo has
+    ``conversation``, LongMemEval ``haystack_sessions``), then by its lines.
 
     Raises :class:`InvalidInput` saying what was found when it is none of them."""
     p = Path(path)
     if not p.exists():
         raise InvalidInput(f"{p}: no such file or directory")
-    export = conversations_file(p)
-    if export is not None:
+    members = _members()
+    for name, loaders in members.items():
+        export = member_file(p, name)
+        if export is None:
+            continue
         file, member = export
         head = _head(file, member)
-        fmt = _sniff_json(head)
-        if fmt in ("chatgpt", "claude"):
-            return fmt
+        found = _sniff_text(head, loaders)
+        if found is not None:
+            return found
         where = f"{file}:{member}" if member else str(file)
-        raise InvalidInput(
-            f"{where}: expected a ChatGPT export (conversations with 'mapping') or a Claude.ai export "
-            f"(conversations with 'chat_messages'), found {_describe(head)}"
-        )
+        expected = _or([loader.expected or loader.about for loader in loaders])
+        raise InvalidInput(f"{where}: expected {expected}, found {_describe(head)}")
+    held = _or(list(members)) if members else ""
     if p.is_dir():
-        files = session_files(p)
+        files = line_files(p)
         if not files:
-            raise _unknown(p, "a directory with no .jsonl file and no conversations.json")
+            raise _unknown(p, "a directory with no .jsonl file" + (f" and no {held}" if held else ""))
         for f in files:
             fmt = _sniff_lines(f)
             if fmt is not None:
                 return fmt
-        raise _unknown(
-            p, f"a directory of {len(files)} .jsonl files whose lines are neither format ({files[0]})"
-        )
+        line_formats = [loader for loader in LOADERS if loader.lines]
+        none = "neither format" if len(line_formats) == 2 else "none of the line formats"
+        raise _unknown(p, f"a directory of {len(files)} .jsonl files whose lines are {none} ({files[0]})")
     if p.suffix.lower() == ".zip":
         with zipfile.ZipFile(p) as zf:
             names = zf.namelist()
         shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
-        raise _unknown(p, f"a zip archive without conversations.json (it holds {shown or 'nothing'})")
+        raise _unknown(p, f"a zip archive without {held or 'a history'} (it holds {shown or 'nothing'})")
     if p.name.endswith((".jsonl", ".jsonl.gz")):
         fmt = _sniff_lines(p)
         if fmt is not None:
             return fmt
         raise _unknown(p, _describe_lines(p))
     head = _head(p)
-    fmt = _sniff_json(head)
+    fmt = _sniff_text(head, [loader for loader in LOADERS if not loader.lines])
     if fmt is not None:
         return fmt
     fmt = _sniff_lines(p)  # JSON Lines under another name (.log, .json)
@@ -122,18 +152,14 @@ def _head(path: Path, member: str | None = None) -> str:
         raise InvalidInput(f"{path}: cannot be read ({exc})") from exc
 
 
-def _sniff_json(head: str) -> Format | None:
-    start = head.lstrip()[:1]
-    if start not in ("[", "{"):
+def _sniff_text(head: str, loaders: list[Loader]) -> Format | None:
+    """The first of ``loaders`` (document formats) that claims the JSON document that starts with ``head``."""
+    if head.lstrip()[:1] not in ("[", "{"):
         return None
-    if '"mapping"' in head and ('"current_node"' in head or '"create_time"' in head):
-        return "chatgpt"
-    if '"chat_messages"' in head:
-        return "claude"
-    if '"haystack_sessions"' in head:
-        return "longmemeval"
-    if '"conversation"' in head and start == "[":
-        return "locomo"
+    sample = Sample(text=head)
+    for loader in loaders:
+        if loader.sniff(sample):
+            return loader.name
     return None
 
 
@@ -164,15 +190,15 @@ def _records(path: Path, limit: int = 20) -> list[object]:
 
 
 def _sniff_lines(path: Path) -> Format | None:
+    """The line format that claims the first of ``path``'s first lines any claims."""
+    loaders = [loader for loader in LOADERS if loader.lines]
     for rec in _records(path):
         if not isinstance(rec, dict):
             continue
-        if "sessionId" in rec or (
-            rec.get("type") in _CLAUDE_CODE_TYPES and ("uuid" in rec or "leafUuid" in rec)
-        ):
-            return "claude-code"
-        if "user_id" in rec and "session_id" in rec:
-            return "jsonl"
+        sample = Sample(record=rec)
+        for loader in loaders:
+            if loader.sniff(sample):
+                return loader.name
     return None
 
 

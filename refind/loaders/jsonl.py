@@ -3,17 +3,49 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from refind.errors import InvalidInput
-from refind.loaders._base import keys_of, loads_json, message, parse_date, read_lines, unreadable
+from refind.loaders._base import (
+    Cursor,
+    Loader,
+    Sample,
+    keys_of,
+    loads_json,
+    message,
+    parse_date,
+    read_lines,
+    unreadable,
+)
 from refind.models import Message, SessionLog, id_problem, validation_message
 
-__all__ = ["iter_jsonl", "read_jsonl"]
+__all__ = ["LOADER", "iter_jsonl", "read_jsonl"]
+
+
+class _JSONL(Loader):
+    name = "jsonl"
+    title = "refind JSONL"
+    about = "refind JSONL (one message per line with user_id and session_id)"
+    help = 'one message per line: {"user_id", "session_id", "role", "content",\n"timestamp"?, "id"?}'
+    lines = True
+
+    def sniff(self, sample: Sample) -> bool:
+        rec = sample.record
+        return rec is not None and "user_id" in rec and "session_id" in rec
+
+    def read_from(
+        self, path: Path, cursor: Cursor | None, skipped: Counter[str] | None = None, **options: Any
+    ) -> tuple[Sequence[SessionLog], Cursor]:
+        start, line = (int(cursor["offset"]), int(cursor.get("line", 1))) if cursor else (0, 1)
+        logs, end, next_line = read_jsonl(path, start, line, skipped=skipped)
+        return logs, {"offset": end, "line": next_line}
+
+
+LOADER = _JSONL()
 
 
 def iter_jsonl(path: str | Path, skipped: Counter[str] | None = None) -> Iterator[SessionLog]:

@@ -32,15 +32,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from refind.errors import InvalidInput
-from refind.loaders._base import DEFAULT_USER, Skipped
-from refind.loaders._cut import uncut
-from refind.loaders.chatgpt import iter_chatgpt
-from refind.loaders.claude import iter_claude
-from refind.loaders.claude_code import ClaudeCodeCursor, read_claude_code, session_files
-from refind.loaders.datasets import iter_locomo, iter_longmemeval
-from refind.loaders.detect import FORMAT_NAMES, FORMATS, Format, conversations_file, detect_format
-from refind.loaders.jsonl import read_jsonl
-from refind.models import MAX_MESSAGE_CHARS, Message, SessionLog
+from refind.loaders._base import DEFAULT_USER, Loader, Skipped
+from refind.loaders._cut import fit
+from refind.loaders._registry import LOADERS
+from refind.loaders.detect import Format, detect_format, sources
+from refind.models import Message, SessionLog
 
 if TYPE_CHECKING:
     from refind.memory import Memory
@@ -52,7 +48,6 @@ log = logging.getLogger(__name__)
 STATE_FILE = "import-state.json"
 _STATE_VERSION = 2  # 2: sessions record their info digest; a state of 1 means: read every source again
 _TAIL = 4096  # bytes before a log's offset whose digest proves the file was only appended to
-_LINE_FORMATS = ("claude-code", "jsonl")
 
 
 class ImportSummary(BaseModel):
@@ -207,7 +202,7 @@ class _Run:
                 continue
             if self.as_user is not None and log_.user_id != self.as_user:
                 log_ = log_.model_copy(update={"user_id": self.as_user})
-            log_ = self._cut(log_)
+            log_ = fit(log_, self.skipped)
             self.users.add(log_.user_id)
             key = f"{log_.user_id}\x1f{log_.session_id}"
             self.seen.add(key)
@@ -237,28 +232,6 @@ class _Run:
             self.written_users.add(log_.user_id)
             yield log_ if new is messages else log_.model_copy(update={"messages": list(new)})
 
-    def _cut(self, log_: SessionLog) -> SessionLog:
-        """``log_`` with each message over :data:`~refind.models.MAX_MESSAGE_CHARS` cut to it, with a
-        mark saying how much was left out, each one counted and named (``cut_messages``)."""
-        if all(len(m.content) <= MAX_MESSAGE_CHARS for m in log_.messages):
-            return log_
-        messages = []
-        for i, m in enumerate(log_.messages):
-            # a string of the input cut while it was read (refind.loaders._cut) says how long it was
-            text, dropped = uncut(m.content)
-            n = len(text) + dropped
-            if n > MAX_MESSAGE_CHARS:
-                mark = f"\n[… cut by refind import: {n - MAX_MESSAGE_CHARS:,} more characters]"
-                m = m.model_copy(update={"content": text[: MAX_MESSAGE_CHARS - len(mark)] + mark})
-                where = getattr(log_, "source", None) or "the input"
-                self.skipped.problem(
-                    "cut_messages",
-                    f"{where}: session {log_.session_id}: message {m.id or i} has {n:,} characters; kept "
-                    f"its first {MAX_MESSAGE_CHARS:,} (a message holds at most that)",
-                )
-            messages.append(m)
-        return log_.model_copy(update={"messages": messages})
-
     def _as_recorded(self, recorded: dict[str, Any] | None, size: int, mtime: int) -> bool:
         """True (and counted as unchanged) when the file has the size and time of the last import."""
         if self.rescan or not recorded or recorded.get("size") != size or recorded.get("mtime_ns") != mtime:
@@ -268,22 +241,14 @@ class _Run:
         self.users.update(recorded.get("users", []))
         return True
 
-    def document(self, path: Path, fmt: str, member: str | None, file_key: str) -> Iterator[SessionLog]:
+    def document(self, path: Path, loader: Loader, member: str | None, file_key: str) -> Iterator[SessionLog]:
         """A whole-file format: skipped when the file is as recorded, else parsed and selected."""
         size, mtime = _stat(path)
         if self._as_recorded(self.state.files.get(file_key), size, mtime):
             return
         self.files += 1
         self.seen = set()
-        personal = self.as_user or DEFAULT_USER
-        if fmt == "chatgpt":
-            logs: Iterable[SessionLog] = iter_chatgpt(path, self.skipped, user_id=personal, member=member)
-        elif fmt == "claude":
-            logs = iter_claude(path, self.skipped, user_id=personal, member=member)
-        elif fmt == "locomo":
-            logs = iter_locomo(path, self.skipped)
-        else:
-            logs = iter_longmemeval(path, self.skipped)
+        logs = loader.read(path, self.skipped, user_id=self.as_user or DEFAULT_USER, member=member)
         yield from self.select(logs)
         self.state.files[file_key] = {
             "size": size,
@@ -292,7 +257,7 @@ class _Run:
             "users": sorted({k.split("\x1f", 1)[0] for k in self.seen}),
         }
 
-    def lines(self, path: Path, fmt: str, file_key: str) -> Iterator[SessionLog]:
+    def lines(self, path: Path, loader: Loader, file_key: str) -> Iterator[SessionLog]:
         """A line format: skipped when unchanged, read from the recorded offset when it was only appended
         to, else read whole."""
         size, mtime = _stat(path)
@@ -307,16 +272,12 @@ class _Run:
         earlier: dict[str, Any] = recorded if appended and recorded else {}
         self.files += 1
         self.seen = set()
-        cursor_data: dict[str, Any] = {}
-        if fmt == "claude-code":
-            cursor = ClaudeCodeCursor.from_json(earlier["cursor"]) if "cursor" in earlier else None
-            sessions, cur = read_claude_code(
-                path, cursor, skipped=self.skipped, user_id=self.as_user or DEFAULT_USER
-            )
-            logs: list[SessionLog] = list(sessions)
-            end, next_line, cursor_data = cur.offset, cur.line, cur.to_json()
-        else:
-            logs, end, next_line = read_jsonl(path, offset, int(earlier.get("line", 1)), skipped=self.skipped)
+        # the loader's cursor: recorded whole when it holds more than where to go on (the offset and line)
+        where = {"offset": offset, "line": int(earlier.get("line", 1))}
+        cursor = (earlier.get("cursor") or where) if appended else None
+        logs, after = loader.read_from(path, cursor, self.skipped, user_id=self.as_user or DEFAULT_USER)
+        end, next_line = int(after["offset"]), int(after["line"])
+        cursor_data = after if set(after) - {"offset", "line"} else {}
         yield from self.select(logs, appended=appended)
         keys_before = set(earlier.get("keys", []))
         self.unchanged += len(keys_before - self.seen)
@@ -363,9 +324,8 @@ def import_path(
     p = Path(path).expanduser()
     if not p.exists():
         raise InvalidInput(f"{p}: no such file or directory")
-    if format is not None and format not in FORMATS:
-        raise InvalidInput(f"format: {format!r} is not one of {', '.join(FORMATS)}")
-    fmt: str = format or detect_format(p)
+    loader = LOADERS.get(format if format is not None else detect_format(p))
+    fmt = loader.name
     state_file = Path(state).expanduser() if state is not None else default_state_path(mem)
     if state_file.is_dir():  # refused before anything is read: the state is written after the import
         raise InvalidInput(f"state: {state_file} is a directory; give the path of a file (it need not exist)")
@@ -385,7 +345,7 @@ def import_path(
 
     try:
         result = mem.import_sessions(
-            until_stopped(_sources(run, p, fmt, selection)), progress=progress, written=written
+            until_stopped(_sources(run, p, loader, selection)), progress=progress, written=written
         )
     except InvalidInput as exc:
         raise _with_hint(exc, p, format) from exc
@@ -414,23 +374,13 @@ def import_path(
     )
 
 
-def _sources(run: _Run, p: Path, fmt: str, selection: str) -> Iterator[SessionLog]:
-    if fmt in _LINE_FORMATS:
-        for file in session_files(p):
-            yield from run.lines(file, fmt, f"{selection}|{file.resolve()}")
-        return
-    member = None
-    file = p
-    if fmt in ("chatgpt", "claude"):
-        found = conversations_file(p)
-        if found is None and p.is_dir():
-            raise InvalidInput(f"{p}: a directory without conversations.json; expected {FORMAT_NAMES[fmt]}")
-        if found is not None:
-            file, member = found
-    elif p.is_dir():
-        raise InvalidInput(f"{p}: is a directory; expected {FORMAT_NAMES[fmt]}")
-    key = f"{selection}|{file.resolve()}" + (f"|{member}" if member else "")
-    yield from run.document(file, fmt, member, key)
+def _sources(run: _Run, p: Path, loader: Loader, selection: str) -> Iterator[SessionLog]:
+    for file, member in sources(loader, p):
+        key = f"{selection}|{file.resolve()}" + (f"|{member}" if member else "")
+        if loader.lines:
+            yield from run.lines(file, loader, key)
+        else:
+            yield from run.document(file, loader, member, key)
 
 
 def _with_hint(exc: InvalidInput, path: Path, given: str | None) -> InvalidInput:
@@ -443,7 +393,7 @@ def _with_hint(exc: InvalidInput, path: Path, given: str | None) -> InvalidInput
         return exc
     if detected == given:
         return exc
-    return InvalidInput(f"{exc}; {path} looks like {FORMAT_NAMES[detected]} (format '{detected}')")
+    return InvalidInput(f"{exc}; {path} looks like {LOADERS.get(detected).about} (format '{detected}')")
 
 
 def watch(

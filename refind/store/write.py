@@ -10,7 +10,8 @@
 - **session documents**: each touched session's whole text, joined in one place (:func:`join_session`);
 - **group commit**: concurrent adds write under one lock, then wait for a commit that covers their write,
   one waiting thread committing for all. Until then their writes are invisible to the engine's reads, so the
-  lookups of later adds consult overlays of what is written but not yet committed;
+  lookups of later writes consult the overlay (:class:`_Overlay`) of what is written but not yet committed,
+  one for adds and imports alike;
 - **bulk import**: sessions in slices with one batched lookup per user and slice, commits every
   ``_COMMIT_EVERY`` messages (or ``_COMMIT_CHARS`` characters) and at the end. Slices are bounded by
   characters too (``_SLICE_CHARS``), so what an import holds in flight does not grow with message length.
@@ -27,7 +28,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from operator import attrgetter
+from typing import Protocol, TypeVar
 
 from refind.errors import InvalidInput, RequestConflict, StoreError
 from refind.models import MAX_MESSAGE_CHARS, AddResult, Hit, Message, SessionLog, check_id, parse_messages
@@ -287,19 +289,61 @@ def _as_hit(r: Record) -> Hit:
 # ---------------------------------------------------------------------------------------------- the path
 
 
-@dataclass(slots=True)
-class _Pending:
-    """What adds wrote but no commit covers yet, by write generation (so a commit drops what it covered)."""
+_Key = tuple[str, str]
+_V = TypeVar("_V")
 
-    sessions: dict[tuple[str, str], tuple[int, SessionState]] = field(default_factory=dict)
-    ids: dict[tuple[str, str], tuple[int, Hit]] = field(default_factory=dict)
-    markers: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
-    infos: dict[tuple[str, str], tuple[int, SessionInfo]] = field(default_factory=dict)
+
+@dataclass(slots=True)
+class _Layer:
+    """What the writes of one generation put in the :class:`_Overlay`, keyed by ``(user, session)``, or
+    ``(user, message id)`` / ``(user, request id)``."""
+
+    sessions: dict[_Key, SessionState] = field(default_factory=dict)
+    messages: dict[_Key, Record] = field(default_factory=dict)
+    markers: dict[_Key, str] = field(default_factory=dict)  # the marker's payload, by (user, request id)
+    infos: dict[_Key, SessionInfo] = field(default_factory=dict)
+
+
+_SESSIONS: Callable[[_Layer], dict[_Key, SessionState]] = attrgetter("sessions")
+_MESSAGES: Callable[[_Layer], dict[_Key, Record]] = attrgetter("messages")
+_MARKERS: Callable[[_Layer], dict[_Key, str]] = attrgetter("markers")
+_INFOS: Callable[[_Layer], dict[_Key, SessionInfo]] = attrgetter("infos")
+
+
+class _Overlay:
+    """What was written and no commit covers yet, in one layer per write generation: an engine's reads show
+    only committed writes, so every lookup a write makes (an add's, an import slice's) reads this first, newest
+    layer first, then the engine. A commit drops the layers it covered: a group commit the generations it
+    sealed (later adds' layers stay), an import's commit its own. Touched under the write path's lock."""
+
+    def __init__(self) -> None:
+        self._layers: dict[int, _Layer] = {}  # by generation, oldest first (generations only grow)
+
+    def at(self, gen: int) -> _Layer:
+        """The layer of generation ``gen`` (made on first use)."""
+        layer = self._layers.get(gen)
+        if layer is None:
+            layer = self._layers[gen] = _Layer()
+        return layer
+
+    def find(self, table: Callable[[_Layer], Mapping[_Key, _V]], key: _Key) -> tuple[int, _V] | None:
+        """The newest value under ``key`` in ``table`` of the layers (:data:`_SESSIONS`, :data:`_MESSAGES`,
+        :data:`_MARKERS` or :data:`_INFOS`), with its generation; None when no layer has one."""
+        for gen, layer in reversed(self._layers.items()):
+            value = table(layer).get(key)
+            if value is not None:
+                return gen, value
+        return None
 
     def drop(self, upto: int) -> None:
-        for overlay in (self.sessions, self.ids, self.markers, self.infos):
-            for k in [k for k, (g, _) in overlay.items() if g <= upto]:  # type: ignore[attr-defined]
-                del overlay[k]  # type: ignore[attr-defined]
+        """Forget the layers of generations up to ``upto`` (a commit covered them, or they failed)."""
+        for gen in [g for g in self._layers if g <= upto]:
+            del self._layers[gen]
+
+
+def _newest(found: tuple[int, _V] | None) -> _V | None:
+    """The value of an :meth:`_Overlay.find`, or None."""
+    return found[1] if found is not None else None
 
 
 class WritePath:
@@ -319,7 +363,7 @@ class WritePath:
         # the order they took their writes, and a commit made under the lock (_commit_now) waits for the one
         # in flight, so that it never reports as committed a generation an earlier commit took and lost
         self._gate = threading.Lock()
-        self._pending = _Pending()
+        self._overlay = _Overlay()
 
     # ------------------------------------------------------------------ one add
 
@@ -392,7 +436,7 @@ class WritePath:
     def _duplicate_of(self, user_id: str, request_id: str, digest: str) -> int | None:
         """None when ``request_id`` is new for this user; else the write generation to wait for (0:
         committed). RequestConflict when it came with another body. Holds the lock."""
-        pending = self._pending.markers.get((user_id, request_id))
+        pending = self._overlay.find(_MARKERS, (user_id, request_id))
         stored = pending[1] if pending is not None else self.engine.request_marker(user_id, request_id)
         if stored is None:
             return None
@@ -401,17 +445,19 @@ class WritePath:
         return pending[0] if pending is not None else 0
 
     def _state(self, user_id: str, session_id: str) -> SessionState | None:
-        pending = self._pending.sessions.get((user_id, session_id))
+        pending = _newest(self._overlay.find(_SESSIONS, (user_id, session_id)))
         if pending is not None:
-            return pending[1]
+            return pending
         return self.engine.session_states({user_id: [session_id]}).get((user_id, session_id))
 
-    def _existing(self, user_id: str, ids: Sequence[str]) -> dict[str, Hit]:
-        found = {i: h for (_, i), h in self.engine.existing({user_id: ids}).items()} if ids else {}
+    def _existing(self, user_id: str, ids: Sequence[str]) -> dict[str, _Known]:
+        found: dict[str, _Known] = (
+            {i: h for (_, i), h in self.engine.existing({user_id: ids}).items()} if ids else {}
+        )
         for i in ids:
-            written = self._pending.ids.get((user_id, i))
+            written = _newest(self._overlay.find(_MESSAGES, (user_id, i)))
             if written is not None:
-                found[i] = written[1]
+                found[i] = written
         return found
 
     def _resolved(
@@ -421,7 +467,7 @@ class WritePath:
         messages: list[Message],
         session_ms: int | None,
         session_text: str | None,
-    ) -> tuple[Resolved, SessionState | None, dict[str, Hit], str]:
+    ) -> tuple[Resolved, SessionState | None, dict[str, _Known], str]:
         """Resolve one add against what is stored and pending; the session's new text included (rebuilt
         from its committed turns when the add replaces or inserts: pending writes of the session are
         committed first)."""
@@ -433,7 +479,7 @@ class WritePath:
         )  # fmt: skip
         if res.text is not None:
             return res, state, existing, res.text
-        if (user_id, session_id) in self._pending.sessions:
+        if self._overlay.find(_SESSIONS, (user_id, session_id)) is not None:
             self._commit_now()
             return self._resolved(user_id, session_id, messages, session_ms, session_text)
         turns = self.engine.session_turns({user_id: [session_id]}).get((user_id, session_id), [])
@@ -451,7 +497,7 @@ class WritePath:
         info: SessionInfo | None = None,
     ) -> tuple[int, int, int]:
         """Resolve and write one add without committing; (write generation, added, replaced). Holds the
-        lock; the overlays keep the write visible to later adds until its commit lands."""
+        lock; the overlay keeps the write visible to later writes until its commit lands."""
         res, state, existing, text = self._resolved(user_id, session_id, messages, session_ms, session_text)
         marker = None
         if request_id is not None:
@@ -461,9 +507,8 @@ class WritePath:
         doc = SessionDoc(user_id, session_id, text, res.new, res.appended if text is res.text else None)
         infos = []
         if info is not None:
-            stored = self._pending.infos.get((user_id, session_id))
-            prior = stored[1] if stored is not None else None
-            if stored is None:
+            prior = _newest(self._overlay.find(_INFOS, (user_id, session_id)))
+            if prior is None:
                 prior = self.engine.session_infos(user_id, [session_id]).get(session_id)
             new_info = merged_info(info, prior)
             if new_info is not None:
@@ -479,13 +524,14 @@ class WritePath:
         last = max(res.records, key=lambda r: r.turn)
         tail = state.tail if state is not None else None
         new_tail = _as_hit(last) if tail is None or last.turn >= tail.turn else tail
-        self._pending.sessions[(user_id, session_id)] = (gen, SessionState(new_tail, text))
+        layer = self._overlay.at(gen)
+        layer.sessions[(user_id, session_id)] = SessionState(new_tail, text)
         for r in res.records:
-            self._pending.ids[(user_id, r.id)] = (gen, _as_hit(r))
+            layer.messages[(user_id, r.id)] = r
         if marker is not None:
-            self._pending.markers[(user_id, marker.request_id)] = (gen, marker.payload)
+            layer.markers[(user_id, marker.request_id)] = marker.payload
         for written in infos:
-            self._pending.infos[(user_id, session_id)] = (gen, written)
+            layer.infos[(user_id, session_id)] = written
         unique = len({r.id for r in res.records})
         return gen, unique - res.replaced, res.replaced
 
@@ -530,7 +576,7 @@ class WritePath:
                 if gated:
                     self._gate.release()
                 with self._lock:
-                    self._pending.drop(snap)
+                    self._overlay.drop(snap)
                     if isinstance(exc, StoreError):
                         self._recover_locked(exc)
                 if isinstance(exc, WriteRaced) and key not in exc.keys:
@@ -542,7 +588,7 @@ class WritePath:
                 self._commit_cv.notify_all()
             self._gate.release()
             with self._lock:
-                self._pending.drop(snap)
+                self._overlay.drop(snap)
 
     def _seal(self) -> Callable[[], None]:
         """What commits exactly the writes made so far (the caller holds the lock): an engine that buffers
@@ -578,7 +624,7 @@ class WritePath:
         with self._commit_cv:
             self._settle(self._gen, exc)
             self._commit_cv.notify_all()
-        self._pending.drop(self._gen)
+        self._overlay.drop(self._gen)
         try:
             recover()
         except Exception as again:  # still failing: the next failed write tries again
@@ -586,12 +632,14 @@ class WritePath:
                 "the index could not be reopened yet (%s); the next write tries again", type(again).__name__
             )
 
-    def _commit_now(self) -> None:
+    def _commit_now(self, *, recover: bool = True) -> None:
         """Commit everything written so far (the caller holds the lock), after the group commit in flight
         (if any) has settled: what that one took and failed to write is its failure, never covered by
-        this commit (which would find nothing of it left to send)."""
+        this commit (which would find nothing of it left to send). A failed commit settles what it covered as
+        failed; with ``recover``, a StoreError reopens the engine too (a bulk import recovers once, in
+        :meth:`import_sessions`)."""
         with self._gate:
-            self._pending.drop(self._committed)  # settled, maybe not yet dropped by the group commit's thread
+            self._overlay.drop(self._committed)  # settled, maybe not yet dropped by the group commit's thread
             if self._gen == self._committed:
                 return
             snap = self._gen
@@ -601,14 +649,14 @@ class WritePath:
                 with self._commit_cv:
                     self._settle(snap, exc)
                     self._commit_cv.notify_all()
-                self._pending.drop(snap)
-                if isinstance(exc, StoreError):
+                self._overlay.drop(snap)
+                if recover and isinstance(exc, StoreError):
                     self._recover_locked(exc)
                 raise
             with self._commit_cv:
                 self._committed = max(self._committed, snap)
                 self._commit_cv.notify_all()
-            self._pending.drop(snap)
+            self._overlay.drop(snap)
 
     # ------------------------------------------------------------------ vectors
 
@@ -761,8 +809,9 @@ def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[Sessio
 
 
 class _Import:
-    """One bulk import: what it wrote since its last commit (sessions, ids) overlays what the engine
-    returns, since the engine shows only committed writes."""
+    """One bulk import, holding the write path's lock throughout: what it wrote since its last commit is in
+    the write path's overlay, in a generation of its own (a new one after each commit), so its lookups, and
+    those of any write after it, see it until a commit covers it."""
 
     def __init__(
         self,
@@ -777,9 +826,8 @@ class _Import:
         self.total = total
         self.users = users
         self.progress = progress
-        self.sessions: dict[tuple[str, str], SessionState] = {}  # written since the last commit
-        self.ids: dict[tuple[str, str], Record] = {}  # (user, id) -> written since the last commit
-        self.infos: dict[tuple[str, str], SessionInfo] = {}  # written in this import (kept across commits)
+        self.overlay = path._overlay
+        self.gen = path._committed  # its writes' generation: a new one is taken at the first write
         self.uncommitted = 0
         self.uncommitted_chars = 0
         self.writer = _Pipeline(self.engine, written)
@@ -787,14 +835,19 @@ class _Import:
     def slice(self, chunk: list[tuple[SessionLog, list[Message]]]) -> None:
         """Resolve and write one slice with two batched lookups (stored sessions, then the ids its
         messages may replace), and one more for the turns of sessions it rewrites."""
+        overlay = self.overlay
+        overlaid = {  # the sessions' states this import wrote and no commit covers yet
+            (log_.user_id, log_.session_id): _newest(overlay.find(_SESSIONS, (log_.user_id, log_.session_id)))
+            for log_, _ in chunk
+        }
         wanted: dict[str, list[str]] = {}
-        for log_, _ in chunk:
-            if (log_.user_id, log_.session_id) not in self.sessions:
-                wanted.setdefault(log_.user_id, []).append(log_.session_id)
+        for (u, sid), state in overlaid.items():
+            if state is None:
+                wanted.setdefault(u, []).append(sid)
         stored = self.engine.session_states(wanted)
 
         def state_of(key: tuple[str, str]) -> SessionState | None:
-            return self.sessions.get(key) or stored.get(key)
+            return overlaid[key] or stored.get(key)
 
         candidates: dict[str, list[str]] = {}
         for log_, messages in chunk:
@@ -810,6 +863,11 @@ class _Import:
         stored_infos = {
             (u, sid): i for u, sids in given.items() for sid, i in self.engine.session_infos(u, sids).items()
         }
+        prior_infos = {  # looked up now: a commit below drops what the overlay holds of earlier slices
+            (u, sid): _newest(overlay.find(_INFOS, (u, sid))) or stored_infos.get((u, sid))
+            for u, sids in given.items()
+            for sid in sids
+        }
         states = {
             (log_.user_id, log_.session_id): state_of((log_.user_id, log_.session_id)) for log_, _ in chunk
         }
@@ -820,8 +878,9 @@ class _Import:
             key = (u, sid)
             known: dict[str, _Known] = {}
             for i in candidate_ids(sid, messages, states[key]):
-                if (u, i) in self.ids:  # written earlier in this import
-                    known[i] = self.ids[(u, i)]
+                mine = _newest(overlay.find(_MESSAGES, (u, i)))  # written earlier in this import
+                if mine is not None:
+                    known[i] = mine
                 elif (u, i) in found:
                     known[i] = found[(u, i)]
             res = resolve(
@@ -833,12 +892,15 @@ class _Import:
                 rebuild.setdefault(u, []).append(sid)
         turns: dict[tuple[str, str], list[Hit]] = {}
         if rebuild:  # rewritten sessions: from their stored turns, all of them committed
-            if any((u, sid) in self.sessions for u, sids in rebuild.items() for sid in sids) or any(
-                (log_.user_id, i) in self.ids for log_, res, known in resolved for i in known
+            if any(overlaid[(u, sid)] is not None for u, sids in rebuild.items() for sid in sids) or any(
+                overlay.find(_MESSAGES, (log_.user_id, i)) is not None
+                for log_, res, known in resolved
+                for i in known
             ):
                 self._commit(WriteBatch())
             turns = self.engine.session_turns(rebuild)
         batch = WriteBatch()
+        layer = self._layer()
         moved: list[tuple[str, list[str]]] = []
         for log_, res, known in resolved:
             u, sid = log_.user_id, log_.session_id
@@ -849,19 +911,19 @@ class _Import:
             batch.sessions.append(
                 SessionDoc(u, sid, text, res.new, res.appended if text is res.text else None)
             )
-            info = merged_info(info_of(log_), self.infos.get(key) or stored_infos.get(key))
+            info = merged_info(info_of(log_), prior_infos.get(key))
             if info is not None:
                 batch.infos.append(info)
-                self.infos[key] = info
+                layer.infos[key] = info
             left = moved_from(sid, res.records, known)
             if left:
                 moved.append((u, left))
             last = max(res.records, key=lambda r: r.turn)
             prior = state.tail if state is not None else None
             tail = _as_hit(last) if prior is None or last.turn >= prior.turn else prior
-            self.sessions[key] = SessionState(tail, text)
+            layer.sessions[key] = SessionState(tail, text)
             for r in res.records:
-                self.ids[(u, r.id)] = r
+                layer.messages[(u, r.id)] = r
             unique = len({r.id for r in res.records})
             self.total.added += unique - res.replaced
             self.total.replaced += res.replaced
@@ -876,16 +938,23 @@ class _Import:
             self._commit(WriteBatch())
             for u, left in moved:
                 self.path._rewrite_sessions(u, left)
+            self.path._gen += 1  # the rewrites' own generation: the next commit covers them
+            self.gen = self.path._gen
         if self.uncommitted >= _COMMIT_EVERY or self.uncommitted_chars >= _COMMIT_CHARS:
             self._commit(WriteBatch())
+
+    def _layer(self) -> _Layer:
+        """The overlay's layer this import writes to now: a new generation after each commit."""
+        if self.gen <= self.path._committed:
+            self.path._gen += 1
+            self.gen = self.path._gen
+        return self.overlay.at(self.gen)
 
     def _commit(self, batch: WriteBatch) -> None:
         if batch.records or batch.sessions:
             self.writer.put(batch)
         self.writer.drain()
-        self.engine.commit()
-        self.sessions.clear()
-        self.ids.clear()
+        self.path._commit_now(recover=False)  # import_sessions recovers from a StoreError, once
         self.uncommitted = 0
         self.uncommitted_chars = 0
 
@@ -925,8 +994,8 @@ def _parts(batch: WriteBatch) -> Iterator[WriteBatch]:
 class _Pipeline:
     """Writes an import's batches on a thread of its own, so the engine indexes one slice while the next
     is resolved (the engine's Java calls release the GIL; a remote engine's requests wait on the network),
-    committing each where the engine asks for it (:attr:`~refind.store.base.Engine.commit_slices`: the
-    overlays of what the import wrote stay until the import's own commit, so lookups stay right whether a
+    committing each where the engine asks for it (:attr:`~refind.store.base.Engine.commit_slices`: what
+    the import wrote stays in the overlay until the import's own commit, so lookups stay right whether a
     slice's commit has landed or not). ``drain`` waits until all are written and raises what a write
     raised."""
 
