@@ -114,14 +114,13 @@ def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> N
     assert not is_request("What did the vet give Pixel?")
     # advice asked the way people ask it, not only "could you..."
     for asked in (
-        "Anything I should sort out before my surgery on Friday?",
-        "What's a good dessert to order at an Italian restaurant?",
-        "We're off to Rio for a day. Plan me an itinerary.",
-        "Any tips for moving day?",
-        "Is it okay for me to take ibuprofen?",
-        "Where should we go camping?",
-        "Is a weekend in Montreal doable on short notice?",
-        "What do we need to sort out before a long trip?",
+        "Anything we should pack for a rainy camping trip?",
+        "What's a good way to keep basil alive indoors?",
+        "Our flight lands at 6am. Plan me a first day in Lisbon.",
+        "Any tips for a first half marathon?",
+        "Is it okay to freeze cooked rice?",
+        "Where should we stay in Kyoto?",
+        "What do I need to renew my driving licence?",
     ):
         assert is_request(asked), asked
     for asked in (

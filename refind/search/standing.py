@@ -223,8 +223,6 @@ def fact_blocks(
     facts = [f for f in current_facts(store, user_id) if f.hit.id not in read_ids]
     if not facts:
         return []
-    asked = reading.stems
-    shares = {f.hit.id: bool(f.stems & asked) for f in facts}
     if nearness is not None:
         sentences = [f.hit.sentence for f in facts] + [f.earlier.sentence for f in facts if f.earlier]
         cosine = dict(zip(sentences, nearness(sentences), strict=True))
@@ -243,6 +241,7 @@ def fact_blocks(
             ranked = [f for f in ranked if near[f.hit.id] >= POLICY.fact_floor_not_requested]
             k = min(k, POLICY.facts_not_requested)
     else:
+        shares = {f.hit.id: bool(f.stems & reading.stems) for f in facts}
         ranked = sorted(
             facts,
             key=lambda f: (
