@@ -14,7 +14,7 @@ import typing as _typing
 if (
     _typing.TYPE_CHECKING
 ):  # the names, for type checkers and the API docs; at run time each loads on first use
-    from refind.agent import Agent, HeuristicAgent, LLMAgent
+    from refind.agent import Agent, HeuristicAgent, LLMAgent, LLMOptions
     from refind.config import Settings, default_data_dir
     from refind.embed.base import Embedder
     from refind.errors import (
@@ -62,6 +62,7 @@ _WHERE = {
     "IndexLocked": "refind.errors",
     "InvalidInput": "refind.errors",
     "LLMAgent": "refind.agent",
+    "LLMOptions": "refind.agent",
     "LLMUnavailable": "refind.errors",
     "Memory": "refind.memory",
     "Message": "refind.models",
@@ -102,6 +103,7 @@ __all__ = [
     "IndexLocked",
     "InvalidInput",
     "LLMAgent",
+    "LLMOptions",
     "LLMUnavailable",
     "Memory",
     "Message",

@@ -47,22 +47,27 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from refind.agent._options import (
+    DEFAULT_CONVERSATION_TOKENS,
+    DEFAULT_MODEL,
+    MODEL_ONLY_OBSERVATION_TOKENS,
+    LLMOptions,
+    ToolMode,
+)
 from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
-from refind.agent.toolmodes import TOOL_MODES, response_format, result_message, tools_prompt
+from refind.agent.toolmodes import response_format, result_message, tools_prompt
 from refind.errors import InvalidInput, LLMUnavailable
 from refind.query.reading import ReadingRules
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
 
-__all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent"]
+__all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent", "LLMOptions"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gpt-4o-mini"
-HEURISTIC_FIRST_OBSERVATION_TOKENS = 600
 RETRY_TEMPERATURE = 0.7  # the retry of a request the server failed with a 5xx
 
 SYSTEM_PROMPT = """\
@@ -134,6 +139,11 @@ class LLMAgent:
     ``native`` (``tools=``), ``text`` (schemas in the prompt, the text parsed) or ``json`` (as text, with
     output constrained to one valid call): :mod:`refind.agent.toolmodes`; docs/local-models.md says which
     to pick for which server.
+
+    The options (all but the endpoint's and ``fallback``) are validated by :class:`~refind.LLMOptions`, which
+    holds each one's type, bound and default: a bad value is an :class:`~refind.InvalidInput` that names it.
+    :attr:`options` are the validated options with the environment's filled in;
+    ``LLMAgent(**options.model_dump())`` makes the same agent.
     """
 
     name = "llm"
@@ -157,61 +167,42 @@ class LLMAgent:
         heuristic_first: bool | None = None,
         model_weight: float = 0.0,
         reply_tokens: int = 400,
-        tool_mode: str | None = None,
+        tool_mode: ToolMode | None = None,
     ) -> None:
-        if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
-            raise InvalidInput("max_actions: expected an integer of at least 1")
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise InvalidInput("max_retries: expected a non-negative integer")
-        if not isinstance(timeout, int | float) or timeout <= 0:
-            raise InvalidInput("timeout: expected a positive number of seconds")
-        if heuristic_first is None:
-            heuristic_first = os.environ.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in {
-                "0",
-                "false",
-                "no",
-                "off",
-            }
-        if observation_tokens is None:
-            # heuristic first, the model's first request already shows what the heuristic rounds found:
-            # smaller observations keep three calls within the planner's measured budget
-            observation_tokens = HEURISTIC_FIRST_OBSERVATION_TOKENS if heuristic_first else 1500
-        if not isinstance(observation_tokens, int) or observation_tokens < 50:
-            raise InvalidInput("observation_tokens: expected an integer of at least 50")
-        if len(retry_wait) != 2 or not all(isinstance(w, int | float) and w >= 0 for w in retry_wait):
-            raise InvalidInput("retry_wait: expected (multiplier, max) seconds, both >= 0")
-        if not isinstance(max_corrections, int) or max_corrections < 0:
-            raise InvalidInput("max_corrections: expected a non-negative integer")
-        if conversation_tokens is None:
-            conversation_tokens = int(os.environ.get("REFIND_LLM_CONVERSATION_TOKENS") or 12_000)
-        if not isinstance(conversation_tokens, int) or conversation_tokens < 500:
-            raise InvalidInput("conversation_tokens: expected an integer of at least 500")
-        if not isinstance(unseen_tokens, int) or isinstance(unseen_tokens, bool) or unseen_tokens < 0:
-            raise InvalidInput("unseen_tokens: expected a non-negative integer")
-        if not isinstance(model_weight, int | float) or isinstance(model_weight, bool) or model_weight < 0:
-            raise InvalidInput("model_weight: expected a non-negative number")
-        if not isinstance(reply_tokens, int) or isinstance(reply_tokens, bool) or reply_tokens < 16:
-            raise InvalidInput("reply_tokens: expected an integer of at least 16")
-        if tool_mode is None:
-            tool_mode = os.environ.get("REFIND_LLM_TOOL_MODE", "").strip().lower() or "native"
-        if tool_mode not in TOOL_MODES:
-            raise InvalidInput(f"tool_mode: expected one of {', '.join(TOOL_MODES)}, got {tool_mode!r}")
+        # one validation, by the options model (its defaults are these; tests/test_llm_agent.py keeps them equal)
+        options = LLMOptions.from_env(
+            model=model,
+            max_actions=max_actions,
+            timeout=timeout,
+            max_retries=max_retries,
+            observation_tokens=observation_tokens,
+            retry_wait=retry_wait,
+            max_corrections=max_corrections,
+            conversation_tokens=conversation_tokens,
+            unseen_tokens=unseen_tokens,
+            heuristic_first=heuristic_first,
+            model_weight=model_weight,
+            reply_tokens=reply_tokens,
+            tool_mode=tool_mode,
+        )
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
-        self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
-        self.max_actions = max_actions
-        self.timeout = float(timeout)
-        self.max_retries = max_retries
-        self.retry_wait = (float(retry_wait[0]), float(retry_wait[1]))
-        self.observation_tokens = observation_tokens
-        self.max_corrections = max_corrections
-        self.conversation_tokens = conversation_tokens
-        self.unseen_tokens = unseen_tokens
+        self.options = options
+        """The validated options, those given as None filled from the environment (:class:`LLMOptions`)."""
+        self.model: str = options.model or DEFAULT_MODEL
+        self.max_actions = options.max_actions
+        self.timeout = float(options.timeout)
+        self.max_retries = options.max_retries
+        self.retry_wait = (float(options.retry_wait[0]), float(options.retry_wait[1]))
+        self.observation_tokens: int = options.observation_tokens or MODEL_ONLY_OBSERVATION_TOKENS
+        self.max_corrections = options.max_corrections
+        self.conversation_tokens: int = options.conversation_tokens or DEFAULT_CONVERSATION_TOKENS
+        self.unseen_tokens = options.unseen_tokens
         self.fallback: Agent = fallback or HeuristicAgent()
-        self.heuristic_first = bool(heuristic_first)
-        self.model_weight = float(model_weight)
-        self.reply_tokens = reply_tokens
-        self.tool_mode = tool_mode
+        self.heuristic_first = bool(options.heuristic_first)
+        self.model_weight = float(options.model_weight)
+        self.reply_tokens = options.reply_tokens
+        self.tool_mode: ToolMode = options.tool_mode or "native"
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
         if client is not None:

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, get_args
 
+from refind.agent._options import ToolMode
 from refind.agent._tools import TOOLS
 
 __all__ = ["TOOL_MODES", "call_schema", "response_format", "result_message", "tools_prompt"]
 
-TOOL_MODES: tuple[str, ...] = ("native", "text", "json")
+TOOL_MODES: tuple[str, ...] = get_args(ToolMode)
 
 _DAY_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 # bounds of a constrained call: the longest one is a few hundred tokens, within LLMAgent's reply_tokens
