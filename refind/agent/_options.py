@@ -71,6 +71,9 @@ class LLMOptions(BaseModel):
     """The most tokens of each reply (the request's ``max_tokens``)."""
     tool_mode: ToolMode | None = None
     """``native`` (``tools=``), ``text`` (schemas in the prompt) or ``json`` (as text, output constrained)."""
+    meaning_tool: _Bool = True
+    """Offer the ``search_meaning`` tool (a round by meaning over the model's words) when the search can
+    embed."""
 
     @classmethod
     def checked(cls, **values: Any) -> LLMOptions:

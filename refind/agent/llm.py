@@ -1,9 +1,10 @@
-"""LLMAgent: an OpenAI-compatible chat model decides the search rounds with native tool calls.
+"""LLMAgent: an OpenAI-compatible chat model decides the search rounds with tool calls.
 
 The model gets the question (and the multiple-choice options, as extra search material), today's date when
-known, and three tools (:mod:`refind.agent._tools`): ``search``, ``note``, ``finish``. Each call runs on the
-question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent._tools.ToolDispatcher`
-users' own agents get, and its observation (the new blocks with their ids, packed for
+known, and the tools (:mod:`refind.agent._tools`): ``search``, ``note``, ``finish``, and ``search_meaning`` (a
+round by meaning over the model's own words) when the search can embed. Each call runs on the question's
+:class:`~refind.search.SearchSession` through the same :class:`~refind.agent._tools.ToolDispatcher` users' own
+agents get, and its observation (the new blocks with their ids, packed for
 ``observation_tokens`` as :func:`refind.evidence.pack` packs a budget) goes back as the tool message.
 
 What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
@@ -54,7 +55,7 @@ from refind.agent._options import (
     LLMOptions,
     ToolMode,
 )
-from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
+from refind.agent._tools import MEANING_TOOL_NAME, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
@@ -140,6 +141,9 @@ class LLMAgent:
     output constrained to one valid call): :mod:`refind.agent.toolmodes`; docs/local-models.md says which
     to pick for which server.
 
+    ``meaning_tool`` (default True): the model is offered ``search_meaning`` when the search can embed (the
+    memory has an embedder and the index its vectors).
+
     The options (all but the endpoint's and ``fallback``) are validated by :class:`~refind.LLMOptions`, which
     holds each one's type, bound and default: a bad value is an :class:`~refind.InvalidInput` that names it.
     :attr:`options` are the validated options with the environment's filled in;
@@ -168,6 +172,7 @@ class LLMAgent:
         model_weight: float = 0.0,
         reply_tokens: int = 400,
         tool_mode: ToolMode | None = None,
+        meaning_tool: bool = True,
     ) -> None:
         # one validation, by the options model (its defaults are these; tests/test_llm_agent.py keeps them equal)
         options = LLMOptions.from_env(
@@ -184,6 +189,7 @@ class LLMAgent:
             model_weight=model_weight,
             reply_tokens=reply_tokens,
             tool_mode=tool_mode,
+            meaning_tool=meaning_tool,
         )
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
@@ -203,6 +209,7 @@ class LLMAgent:
         self.model_weight = float(options.model_weight)
         self.reply_tokens = options.reply_tokens
         self.tool_mode: ToolMode = options.tool_mode or "native"
+        self.meaning_tool = options.meaning_tool
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
         if client is not None:
@@ -244,7 +251,9 @@ class LLMAgent:
             return self._run_seeded(session)
         if self._unavailable is not None:
             return self._fall_back(session, self._unavailable)
-        tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
+        tools = ToolDispatcher.for_session(
+            session, observation_tokens=self.observation_tokens, label="llm", meaning=self.meaning_tool
+        )
         try:
             self._converse(session, tools)
         except _Fallback as exc:
@@ -271,7 +280,11 @@ class LLMAgent:
         if self._unavailable is not None:
             return self._stand(session, self._unavailable)
         tools = ToolDispatcher.for_session(
-            session, observation_tokens=self.observation_tokens, label="llm", weight=self.model_weight
+            session,
+            observation_tokens=self.observation_tokens,
+            label="llm",
+            weight=self.model_weight,
+            meaning=self.meaning_tool,
         )
         ranked = sorted(
             session.blocks, key=lambda b: (-session.session_score.get(b.session_id, 0.0), -b.score, b.id)
@@ -321,13 +334,15 @@ class LLMAgent:
         seeded: tuple[list[str], str] | None = None,
     ) -> None:
         reading = session.reading
+        offered = tools.tools
         user = _user_message(reading.text, reading.options)
         if seeded is not None:
             searched, seen = seeded
             user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
         system = SYSTEM_PROMPT.format(today=_today_line(session.now))
         if self.tool_mode != "native":
-            system += tools_prompt()
+            system += tools_prompt(offered)
+        told = [f"{MEANING_TOOL_NAME} offered"] if tools.meaning else []
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
@@ -338,7 +353,8 @@ class LLMAgent:
             if not self._fit(messages):
                 session.finish(f"conversation budget spent: {self.conversation_tokens} tokens")
                 return
-            message, calls = self._complete(session, messages)
+            message, calls = self._complete(session, messages, offered, "; ".join(told))
+            told = []
             if not calls:
                 if seeded is not None:
                     raise _Fallback("the model replied without a usable tool call")
@@ -354,7 +370,7 @@ class LLMAgent:
                     break
                 actions += 1
                 call_id, name, arguments = _unpack_call(call)
-                if name == "search":
+                if name in ("search", MEANING_TOOL_NAME):
                     arguments, fixed = check_dates(arguments, reading.time_cue, session.now)
                     if fixed is not None:
                         session.step("dates", fixed)
@@ -385,9 +401,16 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ one model call, with retries
 
-    def _complete(self, session: SearchSession, messages: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
-        """One chat completion (retried on transient failures) and its tool calls (native, else written
-        in the text); records an ``llm`` trace entry."""
+    def _complete(
+        self,
+        session: SearchSession,
+        messages: list[dict[str, Any]],
+        offered: list[dict[str, Any]],
+        told: str = "",
+    ) -> tuple[Any, list[Any]]:
+        """One chat completion offering the tools ``offered`` (retried on transient failures) and its tool
+        calls (native, else written in the text); records an ``llm`` trace entry (``told``: what the prompt
+        carried beyond the question, said in it)."""
         from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
         openai = self._openai
@@ -415,9 +438,9 @@ class LLMAgent:
         )
         mode: dict[str, Any] = {}
         if self.tool_mode == "native":
-            mode = {"tools": TOOLS, "tool_choice": "auto"}
+            mode = {"tools": offered, "tool_choice": "auto"}
         elif self.tool_mode == "json":
-            mode = {"response_format": response_format()}
+            mode = {"response_format": response_format(offered)}
         t0 = time.perf_counter()
         try:
             response = retrying(
@@ -450,7 +473,7 @@ class LLMAgent:
         except _BadResponse as exc:
             raise _Fallback(f"unusable model response: {exc}") from exc
         ms = round((time.perf_counter() - t0) * 1000, 3)
-        prompt, completion, source = _usage(response, messages, message)
+        prompt, completion, source = _usage(response, messages, message, offered)
         calls: list[Any] = list(getattr(message, "tool_calls", None) or [])
         how = ""
         if not calls:
@@ -459,7 +482,7 @@ class LLMAgent:
         session.step(
             "llm",
             f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
-            f"{len(calls)} tool call(s){how}",
+            f"{len(calls)} tool call(s){how}" + (f"; {told}" if told else ""),
             tokens=prompt + completion,
             ms=ms,
         )
@@ -558,7 +581,9 @@ def _call_text(calls: Sequence[Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": "\n".join(lines)}
 
 
-def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple[int, int, str]:
+def _usage(
+    response: Any, messages: list[dict[str, Any]], message: Any, offered: list[dict[str, Any]]
+) -> tuple[int, int, str]:
     """(prompt, completion) tokens: the response's ``usage`` when present, else counted with tiktoken."""
     usage = getattr(response, "usage", None)
     prompt = getattr(usage, "prompt_tokens", None)
@@ -566,7 +591,7 @@ def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple
     if isinstance(prompt, int) and isinstance(completion, int):
         return prompt, completion, "usage"
     # counted: the messages' text plus the tool schemas (the model sees both)
-    prompt_text = "\n".join(str(m.get("content") or "") for m in messages) + json.dumps(TOOLS)
+    prompt_text = "\n".join(str(m.get("content") or "") for m in messages) + json.dumps(offered)
     reply = message.content or ""
     for c in message.tool_calls or []:
         _, name, arguments = _unpack_call(c)

@@ -199,6 +199,10 @@ class SearchSession:
             self._question_vector = [float(x) for x in self._embed_query(self.reading.text)]
         return self._question_vector
 
+    def _vector(self, text: str) -> list[float] | None:
+        """The vector of ``text`` (an agent's own words for a round by meaning), or None without an embedder."""
+        return None if self._embed_query is None else [float(x) for x in self._embed_query(text)]
+
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
         return self.store.analyze(text)
@@ -299,8 +303,14 @@ class SearchSession:
         ``hits`` nearest messages are marked with their ``nearness``: in the evidence where a word round
         returned them, else in blocks of their own (``meaning``, windows as for word hits). A budget offers
         them, nearest first, in a reserved share when the word evidence it packs does not show them
-        (:func:`refind.evidence.pack`). Nothing without an embedder."""
-        vector = self.question_vector()
+        (:func:`refind.evidence.pack`). Nothing without an embedder.
+
+        A round with words of its own (``round_.keywords``: an agent's search by meaning, the LLM agent's
+        ``search_meaning`` tool) ranks by their vector instead of the question's; its unread hits join the
+        evidence as a words round's do (blocks to see and note; no ``nearness`` marks, so the budget's share
+        for meaning stays the question's)."""
+        own = round_.keywords
+        vector = self._vector(own) if own else self.question_vector()
         if vector is None:
             return []
         t0 = time.perf_counter()
@@ -314,6 +324,21 @@ class SearchSession:
         )
         ranked = [h for h in ranked if h.score >= POLICY.meaning_floor]
         self._credit((h.session_id for h in ranked), round_.weight)
+        if own:
+            unread = [h for h in ranked if not self._is_read(h)][:hits]
+            found = build_blocks(
+                self.store,
+                self.user_id,
+                [(h, h.score) for h in unread],
+                self.window,
+                {h.id for h in unread},
+                round_no,
+                self.window_tokens,
+                self.context_tokens,
+            )
+            new = self._absorb(found)
+            self._record("search", round_, round_no, t0, len(ranked), new)
+            return new
         near = {h.id: h.score for h in ranked[:hits]}
         self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned
         unread = [h for h in ranked[:hits] if not self._is_read(h)]
