@@ -1,6 +1,6 @@
-"""The LLM agent with the round by meaning as a tool (issue 36 item 4): the real openai client over real HTTP to
-the scripted fake server, a small index of one person's messages with (or without) vectors from the hashing
-test embedder."""
+"""The LLM agent with a person's standing facts in its first prompt (issue 37 item 5) and the round by meaning as
+a tool (issue 36 item 4): the real openai client over real HTTP to the scripted fake server, a small index of
+one person's messages with (or without) vectors from the hashing test embedder."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ import pytest
 import refind
 from refind.agent._tools import MEANING_TOOL, TOOLS
 from refind.agent.llm import LLMAgent
+from refind.result import SearchResult
 from tests.embedders import HashingTestEmbedder
 from tests.fake_openai import FakeOpenAI, tool_reply
 
 HIKE = "Can you put together snacks for an all-day hike?"
 NOW = "2024-06-01"
+DIABETIC = "I'm type 1 diabetic, diagnosed when I was twelve."
 SUGAR = "My blood sugar drops fast when I exercise, so I carry glucose tabs."
 
 
@@ -43,7 +45,7 @@ def memory(tmp_path: Path, *, meaning: bool = False, **settings: int) -> refind.
     embedder = HashingTestEmbedder() if meaning else None
     m = refind.Memory(tmp_path / "index", embedder=embedder, embed_in_background=False, **settings)
     m.add("ana", "s1", [
-        {"role": "user", "content": "I'm type 1 diabetic, diagnosed when I was twelve.", "timestamp": "2024-01-02T10:00:00Z"},
+        {"role": "user", "content": DIABETIC, "timestamp": "2024-01-02T10:00:00Z"},
         {"role": "assistant", "content": "Thanks for telling me."},
     ])  # fmt: skip
     m.add("ana", "s2", [
@@ -67,8 +69,75 @@ def memory(tmp_path: Path, *, meaning: bool = False, **settings: int) -> refind.
     return m
 
 
+def first_user_message(fake: FakeOpenAI) -> str:
+    return str(fake.bodies[0]["messages"][1]["content"])
+
+
+def facts_said(result: SearchResult) -> list[str]:
+    return [t.content for b in result.evidence if b.standing_kind == "fact" for t in b.turns]
+
+
 def offered(body: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in body.get("tools", [])]
+
+
+# ---------------------------------------------------------------------------------------------- standing facts
+
+
+@pytest.mark.parametrize("heuristic_first", [False, True], ids=["model-only", "heuristic-first"])
+def test_the_first_prompt_carries_the_persons_standing_facts(
+    tmp_path: Path, fake: FakeOpenAI, heuristic_first: bool
+) -> None:
+    fake.enqueue(tool_reply(("search", {"keywords": "hike snacks"})), tool_reply(("finish", {})))
+    with memory(tmp_path) as m:
+        result = m.search(HIKE, "ana", now=NOW, agent=agent_for(fake, heuristic_first=heuristic_first))
+    first = first_user_message(fake)
+    assert first.startswith(f"Question: {HIKE}\n\nStanding facts this person told you")
+    assert f"\n- 2024-01-02: {DIABETIC}\n" in first
+    assert "We live in a third-floor walk-up apartment." in first
+    assert "may search for what it implies" in first
+    block = first[: first.index("A request can depend")]
+    assert "peanuts" not in block and "tired" not in block  # another person's; passing
+    if heuristic_first:  # the facts come before what the heuristic rounds found
+        assert first.index("Standing facts") < first.index("Searches already run for you")
+    # later requests keep the first prompt as it was; the block is still in the final evidence
+    assert all(b["messages"][1]["content"] == first for b in fake.bodies)
+    assert DIABETIC in facts_said(result)
+    llm = [t for t in result.trace if t.action == "llm"]
+    assert "standing fact(s) in the prompt" in (llm[0].note or "")
+    assert all("standing fact" not in (t.note or "") for t in llm[1:])
+
+
+def test_no_facts_block_when_turned_off_or_when_none_bear(tmp_path: Path, fake: FakeOpenAI) -> None:
+    script = (tool_reply(("search", {"keywords": "hike snacks"})), tool_reply(("finish", {})))
+    with memory(tmp_path) as m:
+        fake.enqueue(*script)
+        result = m.search(HIKE, "ana", now=NOW, agent=agent_for(fake, facts_in_prompt=False))
+        assert "Standing facts" not in first_user_message(fake)
+        assert DIABETIC in facts_said(result), "the evidence keeps its block whatever the prompt shows"
+        # a question about what happened, on another topic: no fact bears on it
+        fake.requests.clear()
+        fake.enqueue(tool_reply(("search", {"keywords": "ridge trail"})), tool_reply(("finish", {})))
+        m.search("What did we see on the ridge trail?", "ana", now=NOW, agent=agent_for(fake))
+        assert "Standing facts" not in first_user_message(fake)
+    with memory(tmp_path / "off", standing_facts=0) as m:  # the setting turns the block off everywhere
+        fake.requests.clear()
+        fake.enqueue(*script)
+        result = m.search(HIKE, "ana", now=NOW, agent=agent_for(fake))
+        assert "Standing facts" not in first_user_message(fake)
+        assert facts_said(result) == []
+
+
+def test_a_search_for_what_a_fact_implies_runs_as_any_search(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """The model reads the fact and searches for what it implies; what it finds joins the evidence."""
+    fake.enqueue(
+        tool_reply(("search", {"keywords": "blood sugar exercise"})),
+        tool_reply(("finish", {"reason": "the diabetes matters for a hike"})),
+    )
+    with memory(tmp_path) as m:
+        result = m.search(HIKE, "ana", now=NOW, agent=agent_for(fake))
+    assert SUGAR in {t.content for b in result.evidence for t in b.turns}
+    assert DIABETIC in facts_said(result)
 
 
 # ---------------------------------------------------------------------------------------------- the meaning tool

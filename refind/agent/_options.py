@@ -71,6 +71,9 @@ class LLMOptions(BaseModel):
     """The most tokens of each reply (the request's ``max_tokens``)."""
     tool_mode: ToolMode | None = None
     """``native`` (``tools=``), ``text`` (schemas in the prompt) or ``json`` (as text, output constrained)."""
+    facts_in_prompt: _Bool = True
+    """The first prompt shows the person's standing facts that the search offers beside the evidence (the
+    ``standing_facts`` setting's), and says the model may search for what one implies."""
     meaning_tool: _Bool = True
     """Offer the ``search_meaning`` tool (a round by meaning over the model's words) when the search can
     embed."""

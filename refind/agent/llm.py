@@ -7,6 +7,11 @@ round by meaning over the model's own words) when the search can embed. Each cal
 agents get, and its observation (the new blocks with their ids, packed for
 ``observation_tokens`` as :func:`refind.evidence.pack` packs a budget) goes back as the tool message.
 
+The first prompt also carries the person's standing facts that bear on the question (those the search offers
+beside the evidence: :meth:`~refind.search.SearchSession.facts`), marked, with the word that the model may
+search for what one implies (asthma matters to a request about a pet); they stay in the final evidence
+whatever the model does.
+
 What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
 observations showed plus at most ``unseen_tokens`` of the rest (packed, best first). Every request stays
 within ``conversation_tokens`` (default 12,000 or ``REFIND_LLM_CONVERSATION_TOKENS``): the oldest
@@ -61,6 +66,8 @@ from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
 from refind.agent.toolmodes import response_format, result_message, tools_prompt
 from refind.errors import InvalidInput, LLMUnavailable
+from refind.evidence import format_date
+from refind.models import Evidence
 from refind.query.reading import ReadingRules
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
@@ -88,6 +95,16 @@ conversation; a fact mentioned later may refer to an earlier event, so keep an u
 {today}"""
 
 _USER_TEMPLATE = "Question: {question}"
+
+_FACTS = """
+
+Standing facts this person told you in earlier conversations (their own words; the reader gets them with \
+the evidence, so do not note them):
+{facts}
+A request can depend on one of these without naming it (asthma matters to a request about getting a pet, a \
+bad back to a plan for moving house). When one bears on the question, you may search for what it implies \
+or for where they said more about it, {how}."""
+_FACT_CHARS = 300  # a fact's sentence in the prompt is cut past this many characters
 
 _SEEDED = """
 
@@ -141,8 +158,10 @@ class LLMAgent:
     output constrained to one valid call): :mod:`refind.agent.toolmodes`; docs/local-models.md says which
     to pick for which server.
 
-    ``meaning_tool`` (default True): the model is offered ``search_meaning`` when the search can embed (the
-    memory has an embedder and the index its vectors).
+    ``facts_in_prompt`` (default True): the first prompt shows the person's standing facts that the search
+    offers beside the evidence (the ``standing_facts`` setting), marked, and says the model may search for
+    what one implies. ``meaning_tool`` (default True): the model is offered ``search_meaning`` when the
+    search can embed (the memory has an embedder and the index its vectors).
 
     The options (all but the endpoint's and ``fallback``) are validated by :class:`~refind.LLMOptions`, which
     holds each one's type, bound and default: a bad value is an :class:`~refind.InvalidInput` that names it.
@@ -172,6 +191,7 @@ class LLMAgent:
         model_weight: float = 0.0,
         reply_tokens: int = 400,
         tool_mode: ToolMode | None = None,
+        facts_in_prompt: bool = True,
         meaning_tool: bool = True,
     ) -> None:
         # one validation, by the options model (its defaults are these; tests/test_llm_agent.py keeps them equal)
@@ -189,6 +209,7 @@ class LLMAgent:
             model_weight=model_weight,
             reply_tokens=reply_tokens,
             tool_mode=tool_mode,
+            facts_in_prompt=facts_in_prompt,
             meaning_tool=meaning_tool,
         )
         if fallback is not None and not isinstance(fallback, Agent):
@@ -209,6 +230,7 @@ class LLMAgent:
         self.model_weight = float(options.model_weight)
         self.reply_tokens = options.reply_tokens
         self.tool_mode: ToolMode = options.tool_mode or "native"
+        self.facts_in_prompt = options.facts_in_prompt
         self.meaning_tool = options.meaning_tool
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
@@ -336,13 +358,17 @@ class LLMAgent:
         reading = session.reading
         offered = tools.tools
         user = _user_message(reading.text, reading.options)
+        facts = session.facts() if self.facts_in_prompt else []
+        user += _facts_block(facts, meaning=tools.meaning)
         if seeded is not None:
             searched, seen = seeded
             user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
         system = SYSTEM_PROMPT.format(today=_today_line(session.now))
         if self.tool_mode != "native":
             system += tools_prompt(offered)
-        told = [f"{MEANING_TOOL_NAME} offered"] if tools.meaning else []
+        told = [f"{len(facts)} standing fact(s) in the prompt"] if facts else []
+        if tools.meaning:
+            told.append(f"{MEANING_TOOL_NAME} offered")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
@@ -544,6 +570,24 @@ def _user_message(question: str, options: Sequence[str] | None) -> str:
             + listed
         )
     return text
+
+
+def _facts_block(facts: Sequence[Evidence], *, meaning: bool) -> str:
+    """The person's standing facts for the first prompt, marked, with what the model may do with them; ""
+    when there are none."""
+    lines = []
+    for block in facts:
+        for t in block.turns:
+            said = " ".join(t.content.split())
+            if len(said) > _FACT_CHARS:
+                said = said[: _FACT_CHARS - 1] + "…"
+            lines.append(f"- {format_date(t.timestamp, 'day')}: {said}")
+    if not lines:
+        return ""
+    how = (
+        "with other words, or with search_meaning and a sentence about it" if meaning else "with other words"
+    )
+    return _FACTS.format(facts="\n".join(lines), how=how)
 
 
 def _first_message(response: Any) -> Any:

@@ -24,7 +24,7 @@ from refind.policy import POLICY
 from refind.query.reading import QuestionReading, ReadingRules, read_question
 from refind.result import SearchResult
 from refind.search.round import blocks_of, build_blocks, content_terms, round_spec, run_round
-from refind.search.standing import standing_blocks
+from refind.search.standing import fact_blocks, standing_blocks
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "drop_near_duplicates", "merge_blocks", "with_info"]
@@ -612,6 +612,13 @@ class SearchSession:
         if (k <= 0 and self.standing_facts <= 0) or not self._blocks:
             return []
         return standing_blocks(self.store, self.user_id, self.reading, k, self.read_ids, self.standing_facts)
+
+    def facts(self, k: int | None = None) -> list[Evidence]:
+        """Up to ``k`` (``standing_facts``) of the person's current lasting facts that bear on the question, best
+        first, as the result would offer them (:func:`refind.search.standing.fact_blocks`), whether or not a
+        round has returned them: what an agent may show its model before any round runs."""
+        k = self.standing_facts if k is None else k
+        return fact_blocks(self.store, self.user_id, self.reading, k, ()) if k > 0 else []
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state, each session's factor on its fused score: up to
