@@ -215,3 +215,30 @@ def test_the_meaning_tool_in_the_text_and_json_modes(tmp_path: Path, fake: FakeO
         names = [b["properties"]["name"]["const"] for b in branches]
         assert names == ["search", "search_meaning", "note", "finish"]
     assert any(t.kind == "meaning" and t.note == "llm" for t in result.trace)
+
+
+def test_users_own_agents_get_the_meaning_tool_from_the_dispatcher(tmp_path: Path) -> None:
+    """refind.tools: the dispatcher's ``tools`` offer ``search_meaning`` when the memory can embed, and run it."""
+    from refind.tools import MEANING_TOOL as PUBLIC_MEANING_TOOL
+    from refind.tools import ToolDispatcher, openai_tools
+
+    assert [t["function"]["name"] for t in openai_tools(meaning=True)] == [
+        "search",
+        "search_meaning",
+        "note",
+        "finish",
+    ]
+    assert openai_tools() == TOOLS and PUBLIC_MEANING_TOOL == MEANING_TOOL
+    with memory(tmp_path / "words") as m:
+        tools = ToolDispatcher(m, "ana", now=NOW)
+        assert tools.tools == TOOLS and not tools.meaning
+        assert "there is no tool named 'search_meaning'" in tools.call(
+            "search_meaning", {"text": "blood sugar"}
+        )
+    with memory(tmp_path / "vectors", meaning=True) as m:
+        tools = ToolDispatcher(m, "ana", now=NOW)
+        assert tools.tools == openai_tools(meaning=True)
+        said = tools.call("search_meaning", {"text": "blood sugar drops exercise"})
+        assert "new evidence block(s) for search by meaning 'blood sugar drops exercise':" in said
+        assert "glucose tabs" in said
+        assert ToolDispatcher(m, "ana", meaning=False).tools == TOOLS
