@@ -14,7 +14,7 @@ import typing as _typing
 if (
     _typing.TYPE_CHECKING
 ):  # the names, for type checkers and the API docs; at run time each loads on first use
-    from refind.agent import Agent, HeuristicAgent, LLMAgent
+    from refind.agent import Agent, HeuristicAgent, LLMAgent, LLMOptions
     from refind.config import Settings, default_data_dir
     from refind.embed.base import Embedder
     from refind.errors import (
@@ -63,6 +63,7 @@ _WHERE = {
     "IndexLocked": "refind.errors",
     "InvalidInput": "refind.errors",
     "LLMAgent": "refind.agent",
+    "LLMOptions": "refind.agent",
     "LLMUnavailable": "refind.errors",
     "MarkedMessage": "refind.models",
     "Memory": "refind.memory",
@@ -104,6 +105,7 @@ __all__ = [
     "IndexLocked",
     "InvalidInput",
     "LLMAgent",
+    "LLMOptions",
     "LLMUnavailable",
     "MarkedMessage",
     "Memory",

@@ -18,13 +18,16 @@ keeps the read-set for the conversation, so each search returns only messages no
             break
     evidence = tools.result().to_text(max_tokens=2000)
 
-Bad arguments never raise: the tool message says what was wrong and what is valid.
+Bad arguments never raise: the tool message says what was wrong and what is valid. When the memory has an
+embedder, ``tools.tools`` (the dispatcher's list) adds ``search_meaning`` (:data:`MEANING_TOOL`: a round by meaning
+over the model's own words); pass ``tools=tools.tools`` to offer it.
 """
 
 from __future__ import annotations
 
 from refind.agent._tools import (
     FINISH_TOOL,
+    MEANING_TOOL,
     NOTE_TOOL,
     SEARCH_TOOL,
     TOOL_NAMES,
@@ -36,6 +39,7 @@ from refind.agent._tools import (
 
 __all__ = [
     "FINISH_TOOL",
+    "MEANING_TOOL",
     "NOTE_TOOL",
     "SEARCH_TOOL",
     "TOOLS",

@@ -4,6 +4,7 @@ corrections, fallback, budgets, configuration."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import openai
+import pydantic
 import pytest
 
 import refind
@@ -449,6 +451,85 @@ def test_bad_arguments_are_invalid_input(fake: FakeOpenAI) -> None:
     for kwargs in ({"max_actions": 0}, {"timeout": 0}, {"max_retries": -1}, {"observation_tokens": 5}):
         with pytest.raises(refind.InvalidInput):
             LLMAgent(base_url=fake.base_url, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"max_actions": True}, "max_actions: input should be a valid integer (got True)"),
+        ({"max_actions": 2.0}, "max_actions: input should be a valid integer (got 2.0)"),
+        ({"reply_tokens": 8}, "reply_tokens: input should be greater than or equal to 16 (got 8)"),
+        ({"timeout": "30"}, "timeout: input should be a valid number (got '30')"),
+        ({"model_weight": -1}, "model_weight: input should be greater than or equal to 0 (got -1)"),
+        ({"retry_wait": (1, -2)}, "retry_wait.1: input should be greater than or equal to 0 (got -2)"),
+        ({"retry_wait": (1, 2, 3)}, "retry_wait: tuple should have at most 2 items"),
+        ({"heuristic_first": "yes"}, "heuristic_first: input should be a valid boolean (got 'yes')"),
+        ({"conversation_tokens": 100}, "conversation_tokens: input should be greater than or equal to 500"),
+        ({"unseen_tokens": -1, "max_corrections": -1}, "max_corrections: input should be greater than or"),
+    ],
+)
+def test_a_bad_option_says_which_what_it_got_and_what_is_valid(
+    fake: FakeOpenAI, kwargs: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(refind.InvalidInput) as info:
+        LLMAgent("m", base_url=fake.base_url, **kwargs)
+    assert said in str(info.value)
+    assert str(info.value).startswith("LLMAgent options: ")
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no pydantic trace for users
+
+
+def test_the_options_model_holds_the_constructors_defaults(fake: FakeOpenAI) -> None:
+    """``LLMAgent(...)`` keeps its keyword arguments; each default is the options model's (checked here, so the
+    two cannot drift), and the agent's ``options`` are the validated ones with the environment's filled in."""
+    signature = inspect.signature(LLMAgent.__init__).parameters
+    fields = refind.LLMOptions.model_fields
+    assert set(fields) <= set(signature)
+    assert set(signature) - set(fields) == {"self", "client", "api_key", "base_url", "fallback"}
+    for name, field in fields.items():
+        assert signature[name].default == field.default, name
+    agent = LLMAgent(base_url=fake.base_url)
+    assert agent.options == refind.LLMOptions(
+        model="gpt-4o-mini",
+        heuristic_first=True,
+        observation_tokens=600,
+        conversation_tokens=12_000,
+        tool_mode="native",
+    )
+    with pytest.raises(pydantic.ValidationError, match="extra"):
+        refind.LLMOptions(max_action=3)  # type: ignore[call-arg]
+    with pytest.raises(refind.InvalidInput, match="max_action: unknown option; known: model, max_actions"):
+        refind.LLMOptions.checked(max_action=3)
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        agent.options.max_actions = 9  # type: ignore[misc]
+    # the same options make the same agent
+    again = LLMAgent(base_url=fake.base_url, **agent.options.model_dump())
+    assert again.options == agent.options
+
+
+def test_options_from_the_environment(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFIND_LLM_HEURISTIC_FIRST", "off")
+    monkeypatch.setenv("REFIND_LLM_CONVERSATION_TOKENS", "8000")
+    monkeypatch.setenv("REFIND_LLM_TOOL_MODE", "Text")
+    monkeypatch.setenv("REFIND_LLM_MODEL", "env-model")
+    options = LLMAgent(base_url=fake.base_url).options
+    assert (options.model, options.heuristic_first, options.conversation_tokens) == ("env-model", False, 8000)
+    assert (options.tool_mode, options.observation_tokens) == ("text", 1500)
+    # arguments win over the environment
+    given = LLMAgent("m", base_url=fake.base_url, heuristic_first=True, tool_mode="json").options
+    assert (given.model, given.heuristic_first, given.tool_mode, given.observation_tokens) == (
+        "m",
+        True,
+        "json",
+        600,
+    )
+    monkeypatch.setenv("REFIND_LLM_CONVERSATION_TOKENS", "lots")
+    with pytest.raises(refind.InvalidInput, match="REFIND_LLM_CONVERSATION_TOKENS: expected an integer"):
+        LLMAgent(base_url=fake.base_url)
+    monkeypatch.setenv("REFIND_LLM_CONVERSATION_TOKENS", "100")
+    with pytest.raises(
+        refind.InvalidInput, match="conversation_tokens: input should be greater than or equal"
+    ):
+        LLMAgent(base_url=fake.base_url)
 
 
 def test_configuration_from_the_environment(

@@ -98,12 +98,16 @@ def test_tool_mode_is_checked_and_read_from_the_environment(
 ) -> None:
     assert TOOL_MODES == ("native", "text", "json")
     assert LLMAgent("m", base_url=fake.base_url).tool_mode == "native"
-    with pytest.raises(InvalidInput, match="tool_mode: expected one of native, text, json"):
-        LLMAgent("m", base_url=fake.base_url, tool_mode="grammar")
+    with pytest.raises(
+        InvalidInput, match="tool_mode: input should be 'native', 'text' or 'json' .got 'grammar'."
+    ):
+        LLMAgent("m", base_url=fake.base_url, tool_mode="grammar")  # type: ignore[arg-type]
     monkeypatch.setenv("REFIND_LLM_TOOL_MODE", "JSON")
     assert LLMAgent("m", base_url=fake.base_url).tool_mode == "json"
     monkeypatch.setenv("REFIND_LLM_TOOL_MODE", "xml")
-    with pytest.raises(InvalidInput, match="tool_mode"):
+    with pytest.raises(
+        InvalidInput, match="REFIND_LLM_TOOL_MODE: expected one of native, text, json, got 'xml'"
+    ):
         LLMAgent("m", base_url=fake.base_url)
 
 

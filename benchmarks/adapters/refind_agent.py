@@ -66,6 +66,11 @@ def openai_configured() -> bool:
     return any(os.environ.get(n) for n in names)
 
 
+def _flag(value: str) -> bool:
+    """An environment switch: false for 0, false, no or off (any case), true otherwise."""
+    return value.strip().lower() not in {"0", "false", "no", "off"}
+
+
 @dataclass
 class _State:
     memory: Any
@@ -166,6 +171,8 @@ class RefindLLMAdapter(RefindAdapter):
             ("observation_tokens", "REFIND_BENCH_LLM_OBSERVATION_TOKENS", int),
             ("timeout", "REFIND_BENCH_LLM_TIMEOUT", float),
             ("max_retries", "REFIND_BENCH_LLM_MAX_RETRIES", int),
+            ("facts_in_prompt", "REFIND_BENCH_LLM_FACTS_IN_PROMPT", _flag),
+            ("meaning_tool", "REFIND_BENCH_LLM_MEANING_TOOL", _flag),
         ):
             if os.environ.get(env):
                 options[key] = kind(os.environ[env])
@@ -176,6 +183,8 @@ class RefindLLMAdapter(RefindAdapter):
             "max_actions": self._agent.max_actions,
             "observation_tokens": self._agent.observation_tokens,
             "tool_mode": self._agent.tool_mode,
+            "facts_in_prompt": self._agent.facts_in_prompt,
+            "meaning_tool": self._agent.meaning_tool,
         }
         return super().init(sessions, config)
 

@@ -1,6 +1,9 @@
-"""The three tools a model searches with (``search``, ``note``, ``finish``) and the code that runs them.
+"""The tools a model searches with (``search``, ``note``, ``finish``, and ``search_meaning`` when the search can
+embed) and the code that runs them.
 
-``TOOLS`` holds the OpenAI function-tool schemas (chat completions ``tools=``); :class:`ToolDispatcher`
+``TOOLS`` holds the OpenAI function-tool schemas of the three tools every search has (chat completions
+``tools=``); ``MEANING_TOOL`` is the fourth, a round by meaning over the model's own words, offered only when
+the search has an embedder (:attr:`ToolDispatcher.tools` is the list for one search). :class:`ToolDispatcher`
 executes a call on a :class:`~refind.search.SearchSession` and returns the tool message text. The
 :class:`~refind.agent.llm.LLMAgent` and users' own agents (through :mod:`refind.tools`) share this one
 implementation, so a tool behaves the same whoever calls it.
@@ -20,6 +23,7 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from refind.agent.kinds import KINDS
+from refind.agent.kinds.meaning import MEANING
 from refind.agent.kinds.tool import TOOL
 from refind.errors import InvalidInput
 from refind.evidence import format_date, pack, render_block
@@ -133,22 +137,58 @@ FINISH_TOOL: dict[str, Any] = {
     },
 }
 
+MEANING_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search_meaning",
+        "description": (
+            "Search the user's past chat messages by meaning: the messages that say what 'text' says, in any "
+            "words (a sentence-embedding model ranks them by similarity). Use it when the words of a message "
+            "cannot be guessed, e.g. 'I have a health condition that limits what I can eat'. Returns evidence "
+            "blocks as search does, skipping messages already returned. Optionally restrict to messages sent "
+            "between date_from and date_to (inclusive)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "text": {
+                    "type": "string",
+                    "description": (
+                        "A sentence saying what the message you look for would say, e.g. "
+                        "'I am allergic to cats' or 'my employer does not allow side jobs'."
+                    ),
+                },
+                "date_from": SEARCH_TOOL["function"]["parameters"]["properties"]["date_from"],
+                "date_to": SEARCH_TOOL["function"]["parameters"]["properties"]["date_to"],
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+    },
+}
+
 TOOLS: list[dict[str, Any]] = [SEARCH_TOOL, NOTE_TOOL, FINISH_TOOL]
 TOOL_NAMES: tuple[str, ...] = tuple(t["function"]["name"] for t in TOOLS)
+MEANING_TOOL_NAME: str = MEANING_TOOL["function"]["name"]
 
 _USAGE = (
     "The tools are: search(keywords: string, date_from?: 'YYYY-MM-DD', date_to?: 'YYYY-MM-DD', "
     "breadth?: boolean), "
-    "note(ids: list of block or message ids), finish(reason?: string)."
+    "{meaning}note(ids: list of block or message ids), finish(reason?: string)."
 )
+_MEANING_USAGE = "search_meaning(text: string, date_from?: 'YYYY-MM-DD', date_to?: 'YYYY-MM-DD'), "
 _DAY_MS = 86_400_000
+_MAX_MEANING_CHARS = 1000  # a search_meaning text: a sentence, not a document
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][0-9:.+\-Z]*)?$")
 _MIN_YEAR, _MAX_YEAR = 1900, 2199
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """A fresh deep copy of :data:`TOOLS` (safe to modify, e.g. to add ``"strict": True``)."""
-    return copy.deepcopy(TOOLS)
+def openai_tools(meaning: bool = False) -> list[dict[str, Any]]:
+    """A fresh deep copy of :data:`TOOLS` (safe to modify, e.g. to add ``"strict": True``); with ``meaning``,
+    :data:`MEANING_TOOL` after ``search`` (offer it only when the memory has an embedder:
+    :attr:`ToolDispatcher.tools` does)."""
+    tools = [SEARCH_TOOL, MEANING_TOOL, NOTE_TOOL, FINISH_TOOL] if meaning else TOOLS
+    return copy.deepcopy(tools)
 
 
 @dataclass(slots=True)
@@ -183,6 +223,17 @@ def _day(value: object, name: str) -> date | None:
     if not _MIN_YEAR <= day.year <= _MAX_YEAR:
         raise _BadCall(f"{name} {value!r} is outside the years {_MIN_YEAR}-{_MAX_YEAR}")
     return day
+
+
+def _range(args: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """A call's ``date_from`` / ``date_to`` as inclusive epoch ms (either may be None)."""
+    day_from = _day(args.get("date_from"), "date_from")
+    day_to = _day(args.get("date_to"), "date_to")
+    if day_from is not None and day_to is not None and day_from > day_to:
+        raise _BadCall(f"date_from {day_from} is after date_to {day_to}; date_from must come first")
+    ms_from = to_epoch_ms(day_from) if day_from is not None else None
+    ms_to = to_epoch_ms(day_to) + _DAY_MS - 1 if day_to is not None else None
+    return ms_from, ms_to
 
 
 def _clip(text: str, n: int = 80) -> str:
@@ -223,6 +274,10 @@ class ToolDispatcher:
     :meth:`call` returns the tool message text and never raises on bad arguments; :meth:`execute` returns a
     :class:`ToolOutcome`; :meth:`handle` turns an assistant message's ``tool_calls`` into tool messages;
     :meth:`result` gives the :class:`~refind.SearchResult` (noted blocks, or all when none were noted).
+
+    :attr:`tools` are the schemas to offer the model: the three of :data:`TOOLS`, and ``search_meaning``
+    (:data:`MEANING_TOOL`) when the memory can embed the model's words and ``meaning`` is true (the default).
+    A ``search_meaning`` call to a dispatcher that does not offer it is answered as an unknown tool.
     """
 
     def __init__(
@@ -236,9 +291,10 @@ class ToolDispatcher:
         question: str = "",
         observation_tokens: int = 1500,
         label: str = "tool",
+        meaning: bool = True,
     ) -> None:
         session = _open_session(memory, user_id, question, now=now, top_k=top_k, window=window, label=label)
-        self._init(session, observation_tokens, label)
+        self._init(session, observation_tokens, label, meaning)
 
     @classmethod
     def for_session(
@@ -248,23 +304,36 @@ class ToolDispatcher:
         observation_tokens: int = 1500,
         label: str = "tool",
         weight: float = 1.0,
+        meaning: bool = True,
     ) -> ToolDispatcher:
         """A dispatcher over an existing session (the session's read-set and evidence are shared).
         ``weight`` is how much its searches count in the session's fused ranking."""
         self = cls.__new__(cls)
-        self._init(session, observation_tokens, label)
+        self._init(session, observation_tokens, label, meaning)
         self.weight = weight
         return self
 
-    def _init(self, session: SearchSession, observation_tokens: int, label: str) -> None:
+    def _init(self, session: SearchSession, observation_tokens: int, label: str, meaning: bool) -> None:
         if not isinstance(observation_tokens, int) or observation_tokens < 50:
             raise InvalidInput("observation_tokens: expected an integer of at least 50")
         self.session = session
         self.observation_tokens = observation_tokens
         self.label = label
         self.weight = 1.0
+        self.meaning = bool(meaning) and session.can_embed  # search_meaning is offered
         self._shown: set[str] = set()  # turn ids already put in front of the model
         self._aliases: dict[str, str] = {}  # every block id shown -> one of its turn ids
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool schemas to offer the model for this search (a fresh copy): :func:`openai_tools`, with
+        ``search_meaning`` when this search can embed."""
+        return openai_tools(meaning=self.meaning)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of :attr:`tools`."""
+        return (*TOOL_NAMES, MEANING_TOOL_NAME) if self.meaning else TOOL_NAMES
 
     # ------------------------------------------------------------------ calls
 
@@ -275,18 +344,21 @@ class ToolDispatcher:
     def execute(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> ToolOutcome:
         """Run one tool call; ``arguments`` is the JSON text a model sent, or a dict."""
         try:
-            if name not in TOOL_NAMES:
+            if name not in self.names:
                 raise _BadCall(f"there is no tool named {_clip(str(name))!r}")
             args = _parse_arguments(arguments)
             if name == "search":
                 return self._search(args)
+            if name == MEANING_TOOL_NAME:
+                return self._search_meaning(args)
             if name == "note":
                 return self._note(args)
             return self._finish(args)
         except _BadCall as exc:
             problem = str(exc)
+            usage = _USAGE.format(meaning=_MEANING_USAGE if self.meaning else "")
             return ToolOutcome(
-                name=str(name), content=f"Error: {problem}. Nothing was run. {_USAGE}", error=problem
+                name=str(name), content=f"Error: {problem}. Nothing was run. {usage}", error=problem
             )
 
     def handle(self, tool_calls: Iterable[Any] | None) -> list[dict[str, str]]:
@@ -322,12 +394,7 @@ class ToolDispatcher:
         if not isinstance(keywords, str) or not keywords.strip():
             raise _BadCall("search needs 'keywords': a non-empty string of search words")
         keywords = " ".join(keywords.split())
-        day_from = _day(args.get("date_from"), "date_from")
-        day_to = _day(args.get("date_to"), "date_to")
-        if day_from is not None and day_to is not None and day_from > day_to:
-            raise _BadCall(f"date_from {day_from} is after date_to {day_to}; date_from must come first")
-        ms_from = to_epoch_ms(day_from) if day_from is not None else None
-        ms_to = to_epoch_ms(day_to) + _DAY_MS - 1 if day_to is not None else None
+        ms_from, ms_to = _range(args)
         breadth = args.get("breadth")
         if breadth is not None and not isinstance(breadth, bool):
             raise _BadCall("breadth must be true or false (or left out)")
@@ -346,6 +413,33 @@ class ToolDispatcher:
         self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
         return ToolOutcome(
             name="search", content=self._observation(keywords, ms_from, ms_to, new), new_evidence=new
+        )
+
+    def _search_meaning(self, args: dict[str, Any]) -> ToolOutcome:
+        text = args.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise _BadCall("search_meaning needs 'text': a sentence saying what the message would say")
+        text = " ".join(text.split())
+        if len(text) > _MAX_MEANING_CHARS:
+            raise _BadCall(
+                f"text is {len(text)} characters long; one sentence of at most {_MAX_MEANING_CHARS}"
+            )
+        ms_from, ms_to = _range(args)
+        round_ = Round(
+            kind=MEANING.name,
+            keywords=text,
+            date_from=ms_from,
+            date_to=ms_to,
+            weight=self.weight,
+            label=self.label,
+        )
+        new = KINDS.run(self.session, round_)
+        self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
+        where = f"search by meaning {_clip(text)!r}"
+        return ToolOutcome(
+            name=MEANING_TOOL_NAME,
+            content=self._observation(where, ms_from, ms_to, new, described=True),
+            new_evidence=new,
         )
 
     def _observation(

@@ -1,10 +1,16 @@
-"""LLMAgent: an OpenAI-compatible chat model decides the search rounds with native tool calls.
+"""LLMAgent: an OpenAI-compatible chat model decides the search rounds with tool calls.
 
 The model gets the question (and the multiple-choice options, as extra search material), today's date when
-known, and three tools (:mod:`refind.agent._tools`): ``search``, ``note``, ``finish``. Each call runs on the
-question's :class:`~refind.search.SearchSession` through the same :class:`~refind.agent._tools.ToolDispatcher`
-users' own agents get, and its observation (the new blocks with their ids, packed for
+known, and the tools (:mod:`refind.agent._tools`): ``search``, ``note``, ``finish``, and ``search_meaning`` (a
+round by meaning over the model's own words) when the search can embed. Each call runs on the question's
+:class:`~refind.search.SearchSession` through the same :class:`~refind.agent._tools.ToolDispatcher` users' own
+agents get, and its observation (the new blocks with their ids, packed for
 ``observation_tokens`` as :func:`refind.evidence.pack` packs a budget) goes back as the tool message.
+
+The first prompt also carries the person's standing facts that bear on the question (those the search offers
+beside the evidence: :meth:`~refind.search.SearchSession.facts`), marked, with the word that the model may
+search for what one implies (asthma matters to a request about a pet); they stay in the final evidence
+whatever the model does.
 
 What it hands on is what the model saw: the blocks it noted, or, when it noted none, the turns its
 observations showed plus at most ``unseen_tokens`` of the rest (packed, best first). Every request stays
@@ -47,22 +53,29 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from refind.agent._tools import TOOLS, ToolDispatcher, _unpack_call
+from refind.agent._options import (
+    DEFAULT_CONVERSATION_TOKENS,
+    DEFAULT_MODEL,
+    MODEL_ONLY_OBSERVATION_TOKENS,
+    LLMOptions,
+    ToolMode,
+)
+from refind.agent._tools import MEANING_TOOL_NAME, ToolDispatcher, _unpack_call
 from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
-from refind.agent.toolmodes import TOOL_MODES, response_format, result_message, tools_prompt
+from refind.agent.toolmodes import response_format, result_message, tools_prompt
 from refind.errors import InvalidInput, LLMUnavailable
+from refind.evidence import format_date
+from refind.models import Evidence
 from refind.query.reading import ReadingRules
 from refind.search.session import SearchSession
 from refind.tokens import count_tokens
 
-__all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent"]
+__all__ = ["DEFAULT_MODEL", "SYSTEM_PROMPT", "LLMAgent", "LLMOptions"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gpt-4o-mini"
-HEURISTIC_FIRST_OBSERVATION_TOKENS = 600
 RETRY_TEMPERATURE = 0.7  # the retry of a request the server failed with a 5xx
 
 SYSTEM_PROMPT = """\
@@ -82,6 +95,16 @@ conversation; a fact mentioned later may refer to an earlier event, so keep an u
 {today}"""
 
 _USER_TEMPLATE = "Question: {question}"
+
+_FACTS = """
+
+Standing facts this person told you in earlier conversations (their own words; the reader gets them with \
+the evidence, so do not note them):
+{facts}
+A request can depend on one of these without naming it (asthma matters to a request about getting a pet, a \
+bad back to a plan for moving house). When one bears on the question, you may search for what it implies \
+or for where they said more about it, {how}."""
+_FACT_CHARS = 300  # a fact's sentence in the prompt is cut past this many characters
 
 _SEEDED = """
 
@@ -134,6 +157,16 @@ class LLMAgent:
     ``native`` (``tools=``), ``text`` (schemas in the prompt, the text parsed) or ``json`` (as text, with
     output constrained to one valid call): :mod:`refind.agent.toolmodes`; docs/local-models.md says which
     to pick for which server.
+
+    ``facts_in_prompt`` (default True): the first prompt shows the person's standing facts that the search
+    offers beside the evidence (the ``standing_facts`` setting), marked, and says the model may search for
+    what one implies. ``meaning_tool`` (default True): the model is offered ``search_meaning`` when the
+    search can embed (the memory has an embedder and the index its vectors).
+
+    The options (all but the endpoint's and ``fallback``) are validated by :class:`~refind.LLMOptions`, which
+    holds each one's type, bound and default: a bad value is an :class:`~refind.InvalidInput` that names it.
+    :attr:`options` are the validated options with the environment's filled in;
+    ``LLMAgent(**options.model_dump())`` makes the same agent.
     """
 
     name = "llm"
@@ -157,61 +190,48 @@ class LLMAgent:
         heuristic_first: bool | None = None,
         model_weight: float = 0.0,
         reply_tokens: int = 400,
-        tool_mode: str | None = None,
+        tool_mode: ToolMode | None = None,
+        facts_in_prompt: bool = True,
+        meaning_tool: bool = True,
     ) -> None:
-        if not isinstance(max_actions, int) or isinstance(max_actions, bool) or max_actions < 1:
-            raise InvalidInput("max_actions: expected an integer of at least 1")
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise InvalidInput("max_retries: expected a non-negative integer")
-        if not isinstance(timeout, int | float) or timeout <= 0:
-            raise InvalidInput("timeout: expected a positive number of seconds")
-        if heuristic_first is None:
-            heuristic_first = os.environ.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in {
-                "0",
-                "false",
-                "no",
-                "off",
-            }
-        if observation_tokens is None:
-            # heuristic first, the model's first request already shows what the heuristic rounds found:
-            # smaller observations keep three calls within the planner's measured budget
-            observation_tokens = HEURISTIC_FIRST_OBSERVATION_TOKENS if heuristic_first else 1500
-        if not isinstance(observation_tokens, int) or observation_tokens < 50:
-            raise InvalidInput("observation_tokens: expected an integer of at least 50")
-        if len(retry_wait) != 2 or not all(isinstance(w, int | float) and w >= 0 for w in retry_wait):
-            raise InvalidInput("retry_wait: expected (multiplier, max) seconds, both >= 0")
-        if not isinstance(max_corrections, int) or max_corrections < 0:
-            raise InvalidInput("max_corrections: expected a non-negative integer")
-        if conversation_tokens is None:
-            conversation_tokens = int(os.environ.get("REFIND_LLM_CONVERSATION_TOKENS") or 12_000)
-        if not isinstance(conversation_tokens, int) or conversation_tokens < 500:
-            raise InvalidInput("conversation_tokens: expected an integer of at least 500")
-        if not isinstance(unseen_tokens, int) or isinstance(unseen_tokens, bool) or unseen_tokens < 0:
-            raise InvalidInput("unseen_tokens: expected a non-negative integer")
-        if not isinstance(model_weight, int | float) or isinstance(model_weight, bool) or model_weight < 0:
-            raise InvalidInput("model_weight: expected a non-negative number")
-        if not isinstance(reply_tokens, int) or isinstance(reply_tokens, bool) or reply_tokens < 16:
-            raise InvalidInput("reply_tokens: expected an integer of at least 16")
-        if tool_mode is None:
-            tool_mode = os.environ.get("REFIND_LLM_TOOL_MODE", "").strip().lower() or "native"
-        if tool_mode not in TOOL_MODES:
-            raise InvalidInput(f"tool_mode: expected one of {', '.join(TOOL_MODES)}, got {tool_mode!r}")
+        # one validation, by the options model (its defaults are these; tests/test_llm_agent.py keeps them equal)
+        options = LLMOptions.from_env(
+            model=model,
+            max_actions=max_actions,
+            timeout=timeout,
+            max_retries=max_retries,
+            observation_tokens=observation_tokens,
+            retry_wait=retry_wait,
+            max_corrections=max_corrections,
+            conversation_tokens=conversation_tokens,
+            unseen_tokens=unseen_tokens,
+            heuristic_first=heuristic_first,
+            model_weight=model_weight,
+            reply_tokens=reply_tokens,
+            tool_mode=tool_mode,
+            facts_in_prompt=facts_in_prompt,
+            meaning_tool=meaning_tool,
+        )
         if fallback is not None and not isinstance(fallback, Agent):
             raise InvalidInput(f"fallback: expected an Agent, got {type(fallback).__name__}")
-        self.model = model or os.environ.get("REFIND_LLM_MODEL") or DEFAULT_MODEL
-        self.max_actions = max_actions
-        self.timeout = float(timeout)
-        self.max_retries = max_retries
-        self.retry_wait = (float(retry_wait[0]), float(retry_wait[1]))
-        self.observation_tokens = observation_tokens
-        self.max_corrections = max_corrections
-        self.conversation_tokens = conversation_tokens
-        self.unseen_tokens = unseen_tokens
+        self.options = options
+        """The validated options, those given as None filled from the environment (:class:`LLMOptions`)."""
+        self.model: str = options.model or DEFAULT_MODEL
+        self.max_actions = options.max_actions
+        self.timeout = float(options.timeout)
+        self.max_retries = options.max_retries
+        self.retry_wait = (float(options.retry_wait[0]), float(options.retry_wait[1]))
+        self.observation_tokens: int = options.observation_tokens or MODEL_ONLY_OBSERVATION_TOKENS
+        self.max_corrections = options.max_corrections
+        self.conversation_tokens: int = options.conversation_tokens or DEFAULT_CONVERSATION_TOKENS
+        self.unseen_tokens = options.unseen_tokens
         self.fallback: Agent = fallback or HeuristicAgent()
-        self.heuristic_first = bool(heuristic_first)
-        self.model_weight = float(model_weight)
-        self.reply_tokens = reply_tokens
-        self.tool_mode = tool_mode
+        self.heuristic_first = bool(options.heuristic_first)
+        self.model_weight = float(options.model_weight)
+        self.reply_tokens = options.reply_tokens
+        self.tool_mode: ToolMode = options.tool_mode or "native"
+        self.facts_in_prompt = options.facts_in_prompt
+        self.meaning_tool = options.meaning_tool
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
         if client is not None:
@@ -253,7 +273,9 @@ class LLMAgent:
             return self._run_seeded(session)
         if self._unavailable is not None:
             return self._fall_back(session, self._unavailable)
-        tools = ToolDispatcher.for_session(session, observation_tokens=self.observation_tokens, label="llm")
+        tools = ToolDispatcher.for_session(
+            session, observation_tokens=self.observation_tokens, label="llm", meaning=self.meaning_tool
+        )
         try:
             self._converse(session, tools)
         except _Fallback as exc:
@@ -280,7 +302,11 @@ class LLMAgent:
         if self._unavailable is not None:
             return self._stand(session, self._unavailable)
         tools = ToolDispatcher.for_session(
-            session, observation_tokens=self.observation_tokens, label="llm", weight=self.model_weight
+            session,
+            observation_tokens=self.observation_tokens,
+            label="llm",
+            weight=self.model_weight,
+            meaning=self.meaning_tool,
         )
         ranked = sorted(
             session.blocks, key=lambda b: (-session.session_score.get(b.session_id, 0.0), -b.score, b.id)
@@ -330,13 +356,19 @@ class LLMAgent:
         seeded: tuple[list[str], str] | None = None,
     ) -> None:
         reading = session.reading
+        offered = tools.tools
         user = _user_message(reading.text, reading.options)
+        facts = session.facts() if self.facts_in_prompt else []
+        user += _facts_block(facts, meaning=tools.meaning)
         if seeded is not None:
             searched, seen = seeded
             user += _SEEDED.format(searched="; ".join(repr(k) for k in searched) or "(none)", seen=seen)
         system = SYSTEM_PROMPT.format(today=_today_line(session.now))
         if self.tool_mode != "native":
-            system += tools_prompt()
+            system += tools_prompt(offered)
+        told = [f"{len(facts)} standing fact(s) in the prompt"] if facts else []
+        if tools.meaning:
+            told.append(f"{MEANING_TOOL_NAME} offered")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
@@ -347,7 +379,8 @@ class LLMAgent:
             if not self._fit(messages):
                 session.finish(f"conversation budget spent: {self.conversation_tokens} tokens")
                 return
-            message, calls = self._complete(session, messages)
+            message, calls = self._complete(session, messages, offered, "; ".join(told))
+            told = []
             if not calls:
                 if seeded is not None:
                     raise _Fallback("the model replied without a usable tool call")
@@ -363,7 +396,7 @@ class LLMAgent:
                     break
                 actions += 1
                 call_id, name, arguments = _unpack_call(call)
-                if name == "search":
+                if name in ("search", MEANING_TOOL_NAME):
                     arguments, fixed = check_dates(arguments, reading.time_cue, session.now)
                     if fixed is not None:
                         session.step("dates", fixed)
@@ -394,9 +427,16 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ one model call, with retries
 
-    def _complete(self, session: SearchSession, messages: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
-        """One chat completion (retried on transient failures) and its tool calls (native, else written
-        in the text); records an ``llm`` trace entry."""
+    def _complete(
+        self,
+        session: SearchSession,
+        messages: list[dict[str, Any]],
+        offered: list[dict[str, Any]],
+        told: str = "",
+    ) -> tuple[Any, list[Any]]:
+        """One chat completion offering the tools ``offered`` (retried on transient failures) and its tool
+        calls (native, else written in the text); records an ``llm`` trace entry (``told``: what the prompt
+        carried beyond the question, said in it)."""
         from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
         openai = self._openai
@@ -424,9 +464,9 @@ class LLMAgent:
         )
         mode: dict[str, Any] = {}
         if self.tool_mode == "native":
-            mode = {"tools": TOOLS, "tool_choice": "auto"}
+            mode = {"tools": offered, "tool_choice": "auto"}
         elif self.tool_mode == "json":
-            mode = {"response_format": response_format()}
+            mode = {"response_format": response_format(offered)}
         t0 = time.perf_counter()
         try:
             response = retrying(
@@ -459,7 +499,7 @@ class LLMAgent:
         except _BadResponse as exc:
             raise _Fallback(f"unusable model response: {exc}") from exc
         ms = round((time.perf_counter() - t0) * 1000, 3)
-        prompt, completion, source = _usage(response, messages, message)
+        prompt, completion, source = _usage(response, messages, message, offered)
         calls: list[Any] = list(getattr(message, "tool_calls", None) or [])
         how = ""
         if not calls:
@@ -468,7 +508,7 @@ class LLMAgent:
         session.step(
             "llm",
             f"{self.model}: prompt {prompt} + completion {completion} tokens ({source}); "
-            f"{len(calls)} tool call(s){how}",
+            f"{len(calls)} tool call(s){how}" + (f"; {told}" if told else ""),
             tokens=prompt + completion,
             ms=ms,
         )
@@ -532,6 +572,24 @@ def _user_message(question: str, options: Sequence[str] | None) -> str:
     return text
 
 
+def _facts_block(facts: Sequence[Evidence], *, meaning: bool) -> str:
+    """The person's standing facts for the first prompt, marked, with what the model may do with them; ""
+    when there are none."""
+    lines = []
+    for block in facts:
+        for t in block.turns:
+            said = " ".join(t.content.split())
+            if len(said) > _FACT_CHARS:
+                said = said[: _FACT_CHARS - 1] + "…"
+            lines.append(f"- {format_date(t.timestamp, 'day')}: {said}")
+    if not lines:
+        return ""
+    how = (
+        "with other words, or with search_meaning and a sentence about it" if meaning else "with other words"
+    )
+    return _FACTS.format(facts="\n".join(lines), how=how)
+
+
 def _first_message(response: Any) -> Any:
     choices = getattr(response, "choices", None)
     if not choices:
@@ -567,7 +625,9 @@ def _call_text(calls: Sequence[Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": "\n".join(lines)}
 
 
-def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple[int, int, str]:
+def _usage(
+    response: Any, messages: list[dict[str, Any]], message: Any, offered: list[dict[str, Any]]
+) -> tuple[int, int, str]:
     """(prompt, completion) tokens: the response's ``usage`` when present, else counted with tiktoken."""
     usage = getattr(response, "usage", None)
     prompt = getattr(usage, "prompt_tokens", None)
@@ -575,7 +635,7 @@ def _usage(response: Any, messages: list[dict[str, Any]], message: Any) -> tuple
     if isinstance(prompt, int) and isinstance(completion, int):
         return prompt, completion, "usage"
     # counted: the messages' text plus the tool schemas (the model sees both)
-    prompt_text = "\n".join(str(m.get("content") or "") for m in messages) + json.dumps(TOOLS)
+    prompt_text = "\n".join(str(m.get("content") or "") for m in messages) + json.dumps(offered)
     reply = message.content or ""
     for c in message.tool_calls or []:
         _, name, arguments = _unpack_call(c)

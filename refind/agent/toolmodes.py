@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, get_args
 
+from refind.agent._options import ToolMode
 from refind.agent._tools import TOOLS
 
 __all__ = ["TOOL_MODES", "call_schema", "response_format", "result_message", "tools_prompt"]
 
-TOOL_MODES: tuple[str, ...] = ("native", "text", "json")
+TOOL_MODES: tuple[str, ...] = get_args(ToolMode)
 
 _DAY_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 # bounds of a constrained call: the longest one is a few hundred tokens, within LLMAgent's reply_tokens
@@ -36,14 +38,15 @@ MAX_NOTE_IDS = 10
 MAX_ID_CHARS = 64
 
 
-def call_schema() -> dict[str, Any]:
-    """The JSON schema of one tool call: ``{"name": <tool>, "arguments": <that tool's parameters>}``, one
+def call_schema(tools: Sequence[dict[str, Any]] = TOOLS) -> dict[str, Any]:
+    """The JSON schema of one call of ``tools`` (default :data:`~refind.agent._tools.TOOLS`; the LLM agent
+    passes its dispatcher's): ``{"name": <tool>, "arguments": <that tool's parameters>}``, one
     ``anyOf`` branch per tool, no other keys; descriptions dropped (they are in the prompt), dates
-    constrained to ``YYYY-MM-DD``, keywords and ids non-empty and bounded (at most 200 characters of
-    keywords, 10 ids of 64): every call fits in a reply, so a model cannot be cut off mid-call by
+    constrained to ``YYYY-MM-DD``, keywords (and a meaning search's text) and ids non-empty and bounded (at
+    most 200 characters of keywords, 10 ids of 64): every call fits in a reply, so a model cannot be cut off mid-call by
     ``max_tokens`` (one that lists ids without end would be); no optional ``reason``."""
     branches = []
-    for tool in TOOLS:
+    for tool in tools:
         fn = tool["function"]
         params = copy.deepcopy(fn["parameters"])
         # an optional free-text reason costs generated tokens and changes nothing: not in the schema
@@ -52,7 +55,7 @@ def call_schema() -> dict[str, Any]:
             prop.pop("description", None)
             if key.startswith("date_"):
                 prop["pattern"] = _DAY_PATTERN
-            if key == "keywords":
+            if key in ("keywords", "text"):
                 prop.update(minLength=1, maxLength=MAX_KEYWORDS_CHARS)
             if prop.get("type") == "array":
                 # bounded, so a call always fits in a reply: a small model may list ids until max_tokens
@@ -69,14 +72,14 @@ def call_schema() -> dict[str, Any]:
     return {"anyOf": branches}
 
 
-def response_format() -> dict[str, Any]:
+def response_format(tools: Sequence[dict[str, Any]] = TOOLS) -> dict[str, Any]:
     """The request's ``response_format`` in ``json`` mode (OpenAI's structured-output shape)."""
-    return {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": call_schema()}}
+    return {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": call_schema(tools)}}
 
 
-def tools_prompt() -> str:
+def tools_prompt(tools: Sequence[dict[str, Any]] = TOOLS) -> str:
     """The tools section of the system prompt in ``text`` and ``json`` mode."""
-    lines = [json.dumps(t["function"], ensure_ascii=False) for t in TOOLS]
+    lines = [json.dumps(t["function"], ensure_ascii=False) for t in tools]
     return (
         "\n\n# Tools\n\nYou call tools. The tools, as JSON schemas:\n"
         + "\n".join(lines)

@@ -26,7 +26,7 @@ from refind.policy import POLICY
 from refind.query.reading import QuestionReading, ReadingRules, read_question
 from refind.result import SearchResult
 from refind.search.round import blocks_of, build_blocks, content_terms, round_spec, run_round
-from refind.search.standing import sentence_vectors, standing_blocks
+from refind.search.standing import fact_blocks, sentence_vectors, standing_blocks
 from refind.store.base import Filters, Reader
 
 __all__ = ["ReadSet", "SearchSession", "drop_near_duplicates", "merge_blocks", "with_info"]
@@ -240,6 +240,10 @@ class SearchSession:
         ranked = self.store.knn(self.user_id, vector, max(POLICY.meaning_fetch, hits), filters)
         return [h for h in ranked if h.score >= POLICY.meaning_floor]
 
+    def _vector(self, text: str) -> list[float] | None:
+        """The vector of ``text`` (an agent's own words for a round by meaning), or None without an embedder."""
+        return None if self.embedder is None else [float(x) for x in self.embedder.embed([text])[0]]
+
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as every search of this session analyzes it."""
         return self.store.analyze(text)
@@ -340,18 +344,44 @@ class SearchSession:
         ``hits`` nearest messages are marked with their ``nearness``: in the evidence where a word round
         returned them, else in blocks of their own (``meaning``, windows as for word hits). A budget offers
         them, nearest first, in a reserved share when the word evidence it packs does not show them
-        (:func:`refind.evidence.pack`). Nothing without an embedder."""
-        vector = self.question_vector()
+        (:func:`refind.evidence.pack`). Nothing without an embedder.
+
+        A round with words of its own (``round_.keywords``: an agent's search by meaning, the LLM agent's
+        ``search_meaning`` tool) ranks by their vector instead of the question's; its unread hits join the
+        evidence as a words round's do (blocks to see and note; no ``nearness`` marks, so the budget's share
+        for meaning stays the question's)."""
+        own = round_.keywords
+        vector = self._vector(own) if own else self.question_vector()
         if vector is None:
             return []
         t0 = time.perf_counter()
         round_no = self.rounds + 1
         filters = self._meaning_filters(round_.date_from, round_.date_to, round_.roles)
-        if self._near is not None and filters == self._near_filters and hits <= POLICY.meaning_hits:
+        if (
+            not own
+            and self._near is not None
+            and filters == self._near_filters
+            and hits <= POLICY.meaning_hits
+        ):
             ranked = self._near.result()[1]  # found beside the word rounds (start_meaning)
         else:
             ranked = self._nearest(vector, filters, hits)
         self._credit((h.session_id for h in ranked), round_.weight)
+        if own:
+            unread = [h for h in ranked if not self._is_read(h)][:hits]
+            found = build_blocks(
+                self.store,
+                self.user_id,
+                [(h, h.score) for h in unread],
+                self.window,
+                {h.id for h in unread},
+                round_no,
+                self.window_tokens,
+                self.context_tokens,
+            )
+            new = self._absorb(found)
+            self._record("search", round_, round_no, t0, len(ranked), new)
+            return new
         near = {h.id: h.score for h in ranked[:hits]}
         self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned
         unread = [h for h in ranked[:hits] if not self._is_read(h)]
@@ -636,6 +666,16 @@ class SearchSession:
         return [
             sum(a * b for a, b in zip(q, v, strict=True)) for v in sentence_vectors(self.embedder, sentences)
         ]
+
+    def facts(self, k: int | None = None) -> list[Evidence]:
+        """Up to ``k`` (``standing_facts``) of the person's current lasting facts that bear on the question, best
+        first, as the result would offer them (:func:`refind.search.standing.fact_blocks`), whether or not a
+        round has returned them: what an agent may show its model before any round runs."""
+        k = self.standing_facts if k is None else k
+        if k <= 0:
+            return []
+        nearness = self._fact_nearness if self.embedder is not None else None
+        return fact_blocks(self.store, self.user_id, self.reading, k, (), nearness)
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state, each session's factor on its fused score: up to
