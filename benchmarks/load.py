@@ -281,7 +281,7 @@ def _beside_largest_query(
 
 
 def _load_conversation(path: Path, index: int) -> tuple[str, list[Any], list[str]]:
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
 
     ds = load_dataset("locomo", path)
     keys = list(dict.fromkeys(q.haystack for q in ds.questions))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.adapters.bm25 import _USER, open_haystack
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.metrics import packed_turn_recall
 from benchmarks.misses import (
     TURN_PLACES,

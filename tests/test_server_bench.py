@@ -89,7 +89,7 @@ def test_http_adapter_packs_like_a_hit_list(shared_data: Path, tmp_path: Path, q
     from benchmarks import adapters as registry
     from benchmarks import metrics
     from benchmarks.adapters.base import AdapterConfig
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
     from benchmarks.packing import pack_in_order
     from refind.tokens import count_tokens
 
