@@ -192,7 +192,7 @@ def _drive(
 
 
 def _add_jobs(run_id: str, clients: int, requests: int, seed: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    from benchmarks.perf import corpus
+    from benchmarks.corpus import corpus
 
     messages = (m for log in corpus(requests * MESSAGES_PER_ADD, 1, seed) for m in log.messages)
     for i in range(requests):
