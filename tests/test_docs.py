@@ -186,3 +186,24 @@ def test_the_public_names_are_listed_once_and_typed() -> None:
         written = [n for n in code if name in (getattr(n, "id", None), getattr(n, "value", None))]
         written += [n for n in code if isinstance(n, ast.alias) and name in (n.name, n.asname)]
         assert len(written) == 1, f"{name} is written {len(written)} times in refind/__init__.py"
+
+
+def test_every_design_citation_names_a_section_of_docs_design_md() -> None:
+    """The code cites the design by section name (``docs/design.md § "Evidence"``): each name is a heading of
+    docs/design.md, and nothing cites the numbered sections of a design document kept outside the repository."""
+    headings = set(re.findall(r"^#+ (.+?)\s*$", (DOCS / "design.md").read_text(encoding="utf-8"), re.M))
+    cited: dict[str, set[str]] = {}
+    stale = []
+    for folder in ("refind", "benchmarks", "scripts", "examples", "docs"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in {".py", ".md", ".java"}:
+                continue
+            text = path.read_text(encoding="utf-8")
+            for name in re.findall(r'§ "([^"]+)"', text):
+                cited.setdefault(" ".join(name.split()), set()).add(str(path.relative_to(ROOT)))
+            if re.search(r"DESIGN(\.md)? ?§|DESIGN\.md", text):
+                stale.append(str(path.relative_to(ROOT)))
+    assert not stale, f"cite docs/design.md by section name instead: {stale}"
+    assert len(cited) >= 6
+    unknown = {name: sorted(where) for name, where in cited.items() if name not in headings}
+    assert not unknown, f"no such section in docs/design.md: {unknown}"
