@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import refind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +102,7 @@ def test_a_stale_cli_reference_fails_the_build(tmp_path: Path) -> None:
     assert "docs/cli.md is out of date" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_link_to_a_missing_anchor_fails_the_build(tmp_path: Path) -> None:
     """mkdocs only logs a link to a missing heading (INFO) unless told otherwise; mkdocs.yml makes it a
     warning, so the strict build fails (issue 23: docs/benchmarks/README.md had two such links)."""
@@ -145,6 +148,7 @@ def test_refind_ui_and_the_mcp_http_server_default_to_different_ports() -> None:
         assert f"127.0.0.1:{port}" in (DOCS / page).read_text(encoding="utf-8"), page
 
 
+@pytest.mark.slow
 def test_the_notebook_runs_with_the_command_getting_started_gives(tmp_path: Path, shared_data: Path) -> None:
     page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
     found = re.search(r"`(\.venv/bin/jupyter execute examples/notebooks/evaluate\.ipynb)`", page)

@@ -20,6 +20,8 @@ from benchmarks import runner
 from benchmarks.adapters.http import chunk_messages, is_loopback_url
 from tests.server_helpers import ROOT, children, clean_env
 
+pytestmark = pytest.mark.slow  # benchmarks through a spawned service: make test, not make check
+
 
 def _without_latency(value: Any) -> Any:
     """Everything but latencies and the packed-evidence metrics, which differ by design: refind packs its
