@@ -50,13 +50,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The fast tier (``make check`` runs ``-m "not slow"``) leaves out, besides the tests marked ``slow`` by hand
     (a soak, a process kill, a notebook, a whole spawned server: anything over a few seconds), every test that
     needs a real part: the OpenSearch node (the ``opensearch`` fixture, or the ``opensearch`` engine of
-    tests/engines.py) or the local model (marker ``local_llm``)."""
+    tests/engines.py), the local model (marker ``local_llm``) or Chromium (a module that drives it with
+    ``tests.chromium_helpers.browser``)."""
+    from tests.chromium_helpers import browser
+
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if (
             "opensearch" in getattr(item, "fixturenames", ())
             or "opensearch" in params.values()
             or item.get_closest_marker("local_llm") is not None
+            or getattr(getattr(item, "module", None), "browser", None) is browser
         ):
             item.add_marker(pytest.mark.slow)
 

@@ -25,8 +25,6 @@ from refind.cli import EXIT_ERROR, main
 from refind.loaders import iter_sessions
 from tests.chromium_helpers import browser
 
-pytestmark = pytest.mark.slow  # a real headless Chromium: make test, not make check
-
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 LONG = "long-thread"
