@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.refind-setup-done
 
-.PHONY: demo install uninstall test test-llm local-llm lint setup clean perf docs
+.PHONY: demo install uninstall test check test-llm local-llm lint setup clean perf docs
 
 # install: `refind` on your PATH, for every new shell: a link to this clone's .venv/bin/refind (the
 # environment `make setup` builds, pyserini's jar and all) in BIN, ~/.local/bin by default (where pip --user,
@@ -41,6 +41,12 @@ local-llm: $(STAMP)
 test: $(STAMP) local-llm
 	$(VENV)/bin/ruff check refind benchmarks tests examples scripts
 	$(PY) -m pytest --durations=15
+
+# check: the fast tier, for every change: ruff, mypy and the tests not marked slow (no OpenSearch node, no
+# local model, no browser, no daemon, no soak or kill -9: tests/conftest.py says which). Under 3 minutes on
+# the project's 2-core machine; `make test` still runs everything, and CI runs `make test`.
+check: lint
+	$(PY) -m pytest -m "not slow" -q --durations=10
 
 # only the real-model suite (marker local_llm)
 test-llm: $(STAMP) local-llm

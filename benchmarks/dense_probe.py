@@ -104,7 +104,7 @@ def _encoder(model: str) -> Any:
 
 def run(dataset: str, data: str, model: str, weights: Sequence[float], k: int) -> dict[str, Any]:
     from benchmarks.adapters.bm25 import _USER, open_haystack
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
 
     ds = load_dataset(dataset, data)  # bad data fails before the model loads
     encoder = _encoder(model)
@@ -144,7 +144,7 @@ def run(dataset: str, data: str, model: str, weights: Sequence[float], k: int) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.datasets import DATASETS
+    from benchmarks.catalog import DATASETS
 
     doc = __doc__ or ""
     p = argparse.ArgumentParser(prog="python -m benchmarks dense-probe", description=doc.split("\n\n")[0])

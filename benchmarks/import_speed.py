@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import refind
-from benchmarks.perf import _message_texts
+from benchmarks.corpus import message_texts
 from refind import loaders as io
 
 START_S = 1_672_531_200  # 2023-01-01
@@ -146,7 +146,7 @@ def conversation(ci: int, rng: random.Random, texts: Any) -> tuple[dict[str, Any
 def generate(path: Path, mb: float, seed: int) -> dict[str, int]:
     """Write an export of about ``mb`` MB; returns its conversation and (current-thread) message counts."""
     rng = random.Random(seed)
-    texts = _message_texts(rng)
+    texts = message_texts(rng)
     target = int(mb * 1_000_000)
     size = conversations = messages = 0
     path.parent.mkdir(parents=True, exist_ok=True)

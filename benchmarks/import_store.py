@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import refind
-from benchmarks.perf import START_MS, YEAR_MS, _message_texts
+from benchmarks.corpus import START_MS, YEAR_MS, message_texts
 from refind import loaders as io
 
 __all__ = ["generate_jsonl", "run_store"]
@@ -45,7 +45,7 @@ def generate_jsonl(path: Path, messages: int, users: int, sessions: int, seed: i
     """Write ``messages`` JSONL chat messages over ``users`` x ``sessions`` sessions (8-40 words each);
     returns how many were written."""
     rng = random.Random(seed)
-    texts = _message_texts(rng)
+    texts = message_texts(rng)
     per_session = max(1, messages // (users * sessions))
     path.parent.mkdir(parents=True, exist_ok=True)
     written = 0

@@ -192,7 +192,7 @@ def _drive(
 
 
 def _add_jobs(run_id: str, clients: int, requests: int, seed: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    from benchmarks.perf import corpus
+    from benchmarks.corpus import corpus
 
     messages = (m for log in corpus(requests * MESSAGES_PER_ADD, 1, seed) for m in log.messages)
     for i in range(requests):
@@ -281,7 +281,7 @@ def _beside_largest_query(
 
 
 def _load_conversation(path: Path, index: int) -> tuple[str, list[Any], list[str]]:
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
 
     ds = load_dataset("locomo", path)
     keys = list(dict.fromkeys(q.haystack for q in ds.questions))

@@ -15,7 +15,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 
 FLOORS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 

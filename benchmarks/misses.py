@@ -126,7 +126,7 @@ def question_class(gold: int, k: int, misses: Collection[str]) -> str:
 
 def run(dataset: str, data: str, k: int, budget: int, limit: int | None = None) -> dict[str, Any]:
     from benchmarks.adapters.bm25 import _USER, open_haystack
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
 
     ds = load_dataset(dataset, data)
     wanted = [q for q in ds.questions if not q.abstention and q.gold_sessions][:limit]
@@ -259,7 +259,7 @@ def markdown(report: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.datasets import DATASETS
+    from benchmarks.catalog import DATASETS
 
     doc = __doc__ or ""
     p = argparse.ArgumentParser(prog="python -m benchmarks misses", description=doc.split("\n\n")[0])

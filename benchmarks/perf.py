@@ -6,9 +6,9 @@ Each ``--users`` value is one configuration (``--messages`` spread over that man
 messages per user, 1 user is 100,000), measured in a fresh process of its own, one after the other, so
 their figures come from the same window and compare as ratios. Per configuration:
 
-- the corpus is generated first (deterministic, ``--seed``: templates with names, places, foods, numbers
-  and dates, Zipf-like word use, sessions of 6-30 turns spread over a year per user) and kept in memory, so
-  ingest times only refind; ``generate_s`` is reported apart. After the imports only user-00000's texts
+- the corpus (:mod:`benchmarks.corpus`) is generated first (deterministic, ``--seed``: templates with names,
+  places, foods, numbers and dates, Zipf-like word use, sessions of 6-30 turns spread over a year per user)
+  and kept in memory, so ingest times only refind; ``generate_s`` is reported apart. After the imports only user-00000's texts
   are kept (for ``refind_rebuild``): the rest is dropped before anything else is timed;
 - ``ingest_fresh``: ``Memory.import_sessions`` of 80% of the messages into an empty index;
   ``ingest_existing``: the other 20% (new sessions of the same users, who already have messages);
@@ -85,219 +85,23 @@ from pathlib import Path
 from typing import Any
 
 import refind
+from benchmarks.bridge import start_jvm
+from benchmarks.corpus import (
+    ACTIVITIES,
+    FOODS,
+    NAMES,
+    PLACES,
+    QUESTIONS,
+    START_MS,
+    THINGS,
+    WORK,
+    YEAR_MS,
+    corpus,
+    fill,
+    message_texts,
+)
 from refind.loaders import iter_longmemeval
-from refind.models import Message, SessionLog
-
-NAMES = [
-    "Alice",
-    "Bob",
-    "Carol",
-    "Dave",
-    "Erin",
-    "Frank",
-    "Grace",
-    "Heidi",
-    "Ivan",
-    "Judy",
-    "Mallory",
-    "Niaj",
-    "Olivia",
-    "Peggy",
-    "Rupert",
-    "Sybil",
-    "Trent",
-    "Victor",
-    "Walter",
-    "Yara",
-    "Zoe",
-    "Priya",
-    "Kenji",
-    "Lucia",
-    "Omar",
-    "Fatima",
-    "Diego",
-    "Mei",
-    "Sven",
-    "Aisha",
-]
-PLACES = [
-    "Lisbon",
-    "Berlin",
-    "Kyoto",
-    "Austin",
-    "Nairobi",
-    "Oslo",
-    "Lima",
-    "Denver",
-    "Porto",
-    "Seoul",
-    "Boston",
-    "Prague",
-    "Cairo",
-    "Quito",
-    "Hanoi",
-    "Dublin",
-    "Seattle",
-    "Madrid",
-    "Tunis",
-    "Bergen",
-]
-FOODS = [
-    "ramen",
-    "tacos",
-    "paella",
-    "sushi",
-    "curry",
-    "pho",
-    "lasagna",
-    "falafel",
-    "dumplings",
-    "risotto",
-    "pancakes",
-    "burritos",
-    "kimchi",
-    "goulash",
-    "bagels",
-]
-ACTIVITIES = [
-    "hiking",
-    "kayaking",
-    "pottery",
-    "climbing",
-    "running",
-    "painting",
-    "chess",
-    "yoga",
-    "baking",
-    "swimming",
-    "cycling",
-    "gardening",
-    "salsa",
-    "dancing",
-    "photography",
-]
-THINGS = [
-    "guitar",
-    "laptop",
-    "bike",
-    "camera",
-    "passport",
-    "tent",
-    "kettle",
-    "notebook",
-    "telescope",
-    "backpack",
-    "sofa",
-    "printer",
-    "drone",
-    "violin",
-    "blender",
-]
-WORK = [
-    "deadline",
-    "report",
-    "launch",
-    "migration",
-    "interview",
-    "review",
-    "budget",
-    "roadmap",
-    "sprint",
-    "release",
-    "outage",
-    "invoice",
-    "contract",
-    "audit",
-]
-FEELINGS = [
-    "excited",
-    "tired",
-    "nervous",
-    "happy",
-    "stressed",
-    "relieved",
-    "curious",
-    "proud",
-    "anxious",
-    "grateful",
-]
-TEMPLATES = [
-    "I went {activity} with {name} in {place} last weekend and it was great.",
-    "Can you remind me what {name} said about the {work} next week?",
-    "We had {food} at that small place near the station in {place}, {name} loved it.",
-    "My {thing} broke again, I think I need to buy a new one before the trip to {place}.",
-    "Honestly I'm feeling {feeling} about the {work}, it is due on the {n}th.",
-    "{name} recommended a {thing} that costs about {n}0 dollars, should I get it?",
-    "I started {activity} classes on Tuesdays, the teacher is {name}.",
-    "Remember that {name} is allergic to {food}, so let's not cook it for the party.",
-    "The {work} moved to {place} office, and {name} will lead it from now on.",
-    "I've been {activity} every morning for {n} weeks and I feel {feeling}.",
-    "Let's plan a trip to {place} in the spring, maybe with {name} and {name2}.",
-    "That sounds lovely. What did you think of the {food} there?",
-    "Sure, I noted it: the {work} with {name} is on the {n}th at {h}pm.",
-    "Good idea. You could also bring the {thing} for {activity}.",
-    "I changed my mind about the {thing}; I'll keep the old one for now.",
-]
-
-
-def _message_texts(rng: random.Random) -> Iterator[str]:
-    while True:
-        t = TEMPLATES[
-            min(int(rng.paretovariate(1.2)) - 1, len(TEMPLATES) - 1)
-            if rng.random() < 0.5
-            else rng.randrange(len(TEMPLATES))
-        ]
-        yield _fill(t, rng)
-
-
-def _fill(template: str, rng: random.Random) -> str:
-    """``template`` with random names, places, foods, ... (unused slots are ignored by str.format)."""
-    return template.format(
-        name=rng.choice(NAMES),
-        name2=rng.choice(NAMES),
-        place=rng.choice(PLACES),
-        food=rng.choice(FOODS),
-        activity=rng.choice(ACTIVITIES),
-        thing=rng.choice(THINGS),
-        work=rng.choice(WORK),
-        feeling=rng.choice(FEELINGS),
-        n=rng.randint(2, 28),
-        h=rng.randint(1, 9),
-    )
-
-
-YEAR_MS = 365 * 86_400_000
-START_MS = 1_672_531_200_000  # 2023-01-01
-
-
-def corpus(n_messages: int, n_users: int, seed: int, prefix: str = "s") -> Iterator[SessionLog]:
-    """Sessions round-robin over users until ``n_messages`` messages were produced (session ids
-    ``{prefix}{n}``)."""
-    rng = random.Random(seed)
-    texts = _message_texts(rng)
-    produced = 0
-    session_no = 0
-    while produced < n_messages:
-        user = f"user-{session_no % n_users:05d}"
-        size = min(rng.randint(6, 30), n_messages - produced)
-        day = START_MS + rng.randrange(YEAR_MS)
-        messages = [
-            Message.model_construct(
-                role="user" if i % 2 == 0 else "assistant",
-                content=next(texts),
-                timestamp=day + i * 45_000,
-                speaker=None,
-                id=None,
-                turn=i,
-                time_text=None,
-            )
-            for i in range(size)
-        ]
-        yield SessionLog.model_construct(
-            user_id=user, session_id=f"{prefix}{session_no}", messages=messages, date=day, date_text=None
-        )
-        produced += size
-        session_no += 1
+from refind.models import SessionLog
 
 
 class _Collector:
@@ -435,15 +239,6 @@ def refind_rebuild(texts: list[str], query: str, k: int = 50, k1: float = 1.2, b
     return sorted(range(n), key=scores.__getitem__, reverse=True)[:k]
 
 
-QUESTIONS = [
-    "When did I go {activity} with {name} in {place}?",
-    "What did {name} say about the {work} last month?",
-    "Where did we have {food} with {name}?",
-    "Did I buy a new {thing} before the trip to {place}?",
-    "How was I feeling about the {work} in March?",
-]
-
-
 def measure(
     messages: int,
     users: int,
@@ -504,7 +299,7 @@ def measure(
         gc.collect()
 
         rng = random.Random(seed + 2)
-        texts = _message_texts(rng)
+        texts = message_texts(rng)
         add_ms = []
         for i in tqdm(range(adds), desc="add20", file=sys.stderr, mininterval=1.0):
             user = f"user-{rng.randrange(users):05d}"
@@ -538,7 +333,7 @@ def measure(
 
         now = START_MS + YEAR_MS
         for i in range(warmup):
-            mem.search(_fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now)
+            mem.search(fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now)
 
         def timed_searches(desc: str) -> tuple[list[float], float]:
             """``searches`` timed searches, and the collector's milliseconds within them."""
@@ -547,7 +342,7 @@ def measure(
             with collector.timing():
                 for i in tqdm(range(searches), desc=desc, file=sys.stderr, mininterval=1.0):
                     user = f"user-{rng.randrange(users):05d}"
-                    q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+                    q = fill(QUESTIONS[i % len(QUESTIONS)], rng)
                     t = time.perf_counter()
                     mem.search(q, user, now=now)
                     out.append((time.perf_counter() - t) * 1000)
@@ -559,7 +354,7 @@ def measure(
         if steady > 0:
             for i in tqdm(range(steady), desc="steady warm-up", file=sys.stderr, mininterval=1.0):
                 mem.search(
-                    _fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now
+                    fill(QUESTIONS[i % len(QUESTIONS)], rng), f"user-{rng.randrange(users):05d}", now=now
                 )
             if freeze:  # as refind serve does once started: what lives on leaves the collector's scans
                 gc.collect()
@@ -576,14 +371,14 @@ def measure(
 
     parse_ms = []
     for i in range(2000):
-        q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+        q = fill(QUESTIONS[i % len(QUESTIONS)], rng)
         t = time.perf_counter()
         parse_time_range(q, now)
         parse_ms.append((time.perf_counter() - t) * 1000)
 
     rebuild_ms = []
     for i in range(rebuilds):
-        q = _fill(QUESTIONS[i % len(QUESTIONS)], rng)
+        q = fill(QUESTIONS[i % len(QUESTIONS)], rng)
         t = time.perf_counter()
         refind_rebuild(history, q)
         rebuild_ms.append((time.perf_counter() - t) * 1000)
@@ -697,9 +492,7 @@ def lucene_alone(
     import jpype
 
     if not jpype.isJVMStarted():  # in this process refind has not started it: start it as refind would
-        from benchmarks.bridge import _start
-
-        _start("jpype")
+        start_jvm("jpype")
 
     columns = (
         [log.user_id for log in logs for _ in log.messages],

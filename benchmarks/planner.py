@@ -52,7 +52,7 @@ def run(
 ) -> dict[str, Any]:
     import refind
     from benchmarks.adapters.bm25 import _USER, open_haystack
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
     from refind.tokens import count_tokens
     from tests.fake_openai import FakeOpenAI, tool_reply
 

@@ -31,7 +31,8 @@ from typing import Any
 
 from benchmarks import adapters as registry
 from benchmarks.adapters.base import PackedEvidence
-from benchmarks.datasets import DATASETS, Dataset, Question, load_dataset, select_questions
+from benchmarks.catalog import DATASETS, load_dataset
+from benchmarks.datasets import Dataset, Question, select_questions
 from benchmarks.metrics import BUDGETS, aggregate, failed_question, score_question
 from benchmarks.packing import pack_in_order
 from refind.tokens import count_tokens, tokenizer_name

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import refind
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.metrics import hit_at_k, recall_all_at_k
 
 K = 5

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import refind
-from benchmarks.perf import QUESTIONS, _fill, corpus
+from benchmarks.corpus import QUESTIONS, corpus, fill
 
 
 def build(index: Path, messages: int, seed: int) -> int:
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     base = [sys.executable, "-m", "refind.cli", "search", "--now", "2024-01-01"]
 
     def question() -> str:
-        return _fill(rng.choice(QUESTIONS), rng)
+        return fill(rng.choice(QUESTIONS), rng)
 
     codes: set[int] = set()
     try:

@@ -30,18 +30,24 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datasets import Dataset, Question, Session, load_dataset
+from benchmarks.beam import load_beam
+from benchmarks.datasets import Dataset, Question, Session, load_locomo, load_longmemeval
 from refind.errors import InvalidInput
 from refind.loaders import read_json
 from refind.models import to_epoch_ms
 
 __all__ = ["SOURCES", "load_time_only"]
 
-SOURCES = ("locomo", "longmemeval", "beam")
+# the datasets whose conversations the questions are asked of, each read by its own loader
+SOURCES: dict[str, Callable[[str | Path], Dataset]] = {
+    "locomo": load_locomo,
+    "longmemeval": load_longmemeval,
+    "beam": load_beam,
+}
 _FIELDS = ("id", "question", "kind", "dataset", "data", "haystack", "now", "gold_turns")
 
 
@@ -91,7 +97,7 @@ def load_time_only(path: str | Path) -> Dataset:
     sources: dict[tuple[str, str], dict[str, list[Session]]] = {}
     files: list[Path] = [p]
     for dataset, data in dict.fromkeys((str(q["dataset"]), str(q["data"])) for q in items):
-        source = load_dataset(dataset, root / data)
+        source = SOURCES[dataset](root / data)
         wanted = {str(q["haystack"]) for q in items if (q["dataset"], q["data"]) == (dataset, data)}
         sources[(dataset, data)] = {k: v for k, v in source.haystacks(wanted) if v}
         files += [f for f in source.files if f not in files]

@@ -1,4 +1,6 @@
-"""Evidence for a reader: ordering, rendering, and packing under a token budget (DESIGN §6).
+"""Evidence for a reader: ordering, rendering, and packing under a token budget.
+
+The design: docs/design.md § "Evidence".
 
 Pure functions over the models (no index, no search), so :class:`refind.SearchResult` renders and packs
 itself and every front (CLI, HTTP service, benchmarks) gets exactly what ``to_text`` gives.

@@ -1,9 +1,9 @@
 """Reciprocal-rank fusion, written once: every ranking refind combines goes through this module.
 
 - :func:`fuse_hits`: one round's hits, each by its own BM25 rank r1 and its session's rank r2:
-  ``w_hit/(k0 + r1) + w_session/(k0 + r2)`` (ReFind's formula; DESIGN §4). The Java engine runs the same rule
-  inside a round (``Engine.fuse`` in ``refind/store/java``, which mirrors this function;
-  ``tests/test_round.py`` holds the two to one result).
+  ``w_hit/(k0 + r1) + w_session/(k0 + r2)`` (ReFind's formula; docs/design.md § "One round"). The Java
+  engine runs the same rule inside a round (``Engine.fuse`` in ``refind/store/java``, which mirrors this
+  function; ``tests/test_round.py`` holds the two to one result).
 - :func:`credit`: across rounds, each round's session ranking adds ``weight/(k0 + rank)`` to its sessions'
   scores (the final session order).
 - :func:`final_score`: a block's relevance: its session's fused score (times the latest-first factor) and a

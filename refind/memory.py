@@ -415,8 +415,9 @@ class Memory:
         source: str | None = None,
         project: str | None = None,
     ) -> list[Evidence]:
-        """One search round (DESIGN §4): filtered BM25 with over-fetch, session fusion, the ``top_k`` hits
-        expanded to ±``window`` turns (overlapping windows merged). Returns evidence blocks, best first.
+        """One search round (docs/design.md § "One round"): filtered BM25 with over-fetch, session fusion,
+        the ``top_k`` hits expanded to ±``window`` turns (overlapping windows merged). Returns evidence
+        blocks, best first.
         ``exclude`` skips message ids, ``exclude_sessions`` whole sessions (a caller-held read-set);
         ``source`` and ``project`` keep only the sessions with that source or project."""
         user_id = _check_id("user_id", user_id)

@@ -575,8 +575,8 @@ class Evidence(BaseModel):
 
 
 Shape = Literal["lookup", "breadth", "period"]
-"""A question's shape (DESIGN §9): one fact (``lookup``), many places (``breadth``: ordering, summaries,
-counts, "all", "so far"), or a period with no topic words of its own (``period``)."""
+"""A question's shape (docs/design.md § "Shapes"): one fact (``lookup``), many places (``breadth``: ordering,
+summaries, counts, "all", "so far"), or a period with no topic words of its own (``period``)."""
 
 
 TraceAction = Literal[

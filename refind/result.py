@@ -1,4 +1,6 @@
-"""SearchResult: the evidence for one question, with the renderings every front uses (DESIGN §6).
+"""SearchResult: the evidence for one question, with the renderings every front uses.
+
+The design: docs/design.md § "Evidence".
 
 It lives apart from :mod:`refind.models` so the models stay a leaf: a result renders and packs itself
 through :mod:`refind.evidence`, which builds on the models.

@@ -1,4 +1,6 @@
-"""What a person says that stands: instructions, preferences and facts, read without an LLM (DESIGN §9).
+"""What a person says that stands: instructions, preferences and facts, read without an LLM.
+
+The design: docs/design.md § "What stands".
 
 A person's "always include version numbers" or "I prefer minimal dependencies" from weeks ago is evidence for
 today's request, and so is "I'm type 1 diabetic" for "snacks for an all-day hike?", though it shares no word

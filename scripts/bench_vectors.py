@@ -7,7 +7,7 @@ as one JSON line. docs/benchmarks/vectors.md holds the figures and the commands 
     python scripts/bench_vectors.py adds --messages 20000 --ms-per-message 5  # add latency while it works
     python scripts/bench_vectors.py knn --vectors 100000 --users 1 --dims 384 # KNN p50 per user
 
-The synthetic messages are the perf benchmark's (benchmarks.perf.corpus). Without ``--model``, text ->
+The synthetic messages are the perf benchmark's (benchmarks.corpus.corpus). Without ``--model``, text ->
 vector is a stand-in that costs ``--ms-per-message`` of sleep per message plus a hashed bag of words: it
 measures what the worker, the engine and the write path cost around a model, and what adds see while a
 model of that speed runs (the local model, measured alone, embeds about 1 / (its ms per message)).
@@ -86,7 +86,7 @@ def model(args: argparse.Namespace) -> Any:
 
 
 def logs(messages: int, users: int, seed: int = 7) -> list[Any]:
-    from benchmarks.perf import corpus
+    from benchmarks.corpus import corpus
 
     return list(corpus(messages, users, seed))
 

@@ -46,6 +46,43 @@ os.environ["REFIND_DAEMON"] = "0"
 os.environ["REFIND_EMBEDDER"] = "off"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The fast tier (``make check`` runs ``-m "not slow"``) leaves out, besides the tests marked ``slow`` by hand
+    (a soak, a process kill, a notebook, a whole spawned server: anything over a few seconds), every test that
+    needs a real part: the OpenSearch node (the ``opensearch`` fixture, or the ``opensearch`` engine of
+    tests/engines.py), the local model (marker ``local_llm``) or Chromium (a module that drives it with
+    ``tests.chromium_helpers.browser``)."""
+    from tests.chromium_helpers import browser
+
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if (
+            "opensearch" in getattr(item, "fixturenames", ())
+            or "opensearch" in params.values()
+            or item.get_closest_marker("local_llm") is not None
+            or getattr(getattr(item, "module", None), "browser", None) is browser
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
+_FAST_TIER_SECONDS = 10.0  # over this, a test of `make check` belongs to `make test` only
+_took: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _took[report.nodeid] = _took.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """In the fast tier, name the tests that took long enough to be marked ``slow`` (a new test is fast until
+    someone marks it, so the tier stays under its 3 minutes only if this line is read)."""
+    if "not slow" not in (config.option.markexpr or ""):
+        return
+    long = sorted((t, n) for n, t in _took.items() if t > _FAST_TIER_SECONDS)
+    for took, nodeid in reversed(long):
+        terminalreporter.write_line(f"fast tier: {nodeid} took {took:.0f} s; mark it @pytest.mark.slow")
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not (SHARED_DATA / "locomo10_dev.json").exists():

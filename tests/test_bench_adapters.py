@@ -19,7 +19,8 @@ from benchmarks import adapters as registry
 from benchmarks import metrics
 from benchmarks.adapters.base import AdapterConfig
 from benchmarks.adapters.grep import tokenize
-from benchmarks.datasets import Question, Session, load_dataset
+from benchmarks.catalog import load_dataset
+from benchmarks.datasets import Question, Session
 
 
 def test_grep_tokenize_matches_the_seed() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks import runner
 from benchmarks.beam import find_conversations, parse_anchor
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from refind.errors import InvalidInput
 from refind.loaders import read_json
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.datasets import LocomoEvidence, load_dataset, parse_locomo_evidence, select_questions
+from benchmarks.catalog import load_dataset
+from benchmarks.datasets import LocomoEvidence, parse_locomo_evidence, select_questions
 from refind.errors import InvalidInput
 from refind.loaders import read_json
 

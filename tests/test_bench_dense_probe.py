@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.adapters.bm25 import _USER, open_haystack
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.dense_probe import best_per_session, fuse, main, recall_all_by_type, refind_scores
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.adapters.bm25 import _USER, open_haystack
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.metrics import packed_turn_recall
 from benchmarks.misses import (
     TURN_PLACES,
@@ -26,6 +26,7 @@ from benchmarks.misses import (
 _LIMIT = 60  # the first conversation's first answerable questions
 
 
+@pytest.mark.slow
 def test_counts_are_the_harness_figures(shared_data: Path) -> None:
     data = shared_data / "locomo10_dev.json"
     report = run("locomo", str(data), 5, 2000, limit=_LIMIT)

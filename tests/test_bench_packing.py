@@ -10,7 +10,7 @@ import pytest
 from benchmarks import adapters as registry
 from benchmarks import metrics
 from benchmarks.adapters.base import AdapterConfig, RankedItem
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.packing import SEPARATOR, pack_in_order
 from refind.tokens import count_tokens
 

@@ -83,6 +83,7 @@ def test_the_streamed_import_holds_no_corpus_and_imports_every_message() -> None
     assert report["stream_msgs_per_s"] > 0 and report["stream_rss_mb"] > 0
 
 
+@pytest.mark.slow
 def test_perf_measures_the_first_searches_and_the_steady_state_apart() -> None:
     """``search`` is a process's first searches (the JIT still compiling); ``search_steady`` the same number
     again after ``steady`` more: both are real searches' timings, and ``steady=0`` leaves the second out."""

@@ -115,6 +115,7 @@ def test_locomo_smoke_has_turn_budgets(shared_data: Path, tmp_path: Path) -> Non
     assert "packed tokens@1000" in card
 
 
+@pytest.mark.slow
 def test_longmemeval_smoke_reports_abstention_apart(shared_data: Path, tmp_path: Path) -> None:
     data = shared_data / "longmemeval_s_dev.json.gz"
     rc, summary, rows = _run(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import runner
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 from benchmarks.time_only import load_time_only
 from refind.errors import InvalidInput
 from refind.query.timeparse import parse_time_range

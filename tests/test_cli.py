@@ -339,6 +339,7 @@ def test_errors_in_a_real_process_are_one_line(tmp_path: Path, child_env: dict[s
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_search_and_stats_work_beside_a_writer(tmp_path: Path, child_env: dict[str, str]) -> None:
     path = tmp_path / "index"
     with refind.Memory(path) as writer:  # holds the write lock, as `refind serve` does
@@ -369,6 +370,7 @@ def demo_checks(stdout: str) -> None:
     assert stdout.index("session 2024-02-04") < stdout.index("session 2024-05-26")  # ... before the switch
 
 
+@pytest.mark.slow
 def test_demo_in_a_temporary_index_leaves_nothing_behind(tmp_path: Path, child_env: dict[str, str]) -> None:
     env = {k: v for k, v in child_env.items() if k != "REFIND_DATA"}
     env.update(TMPDIR=str(tmp_path / "tmp"), XDG_DATA_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path / "home"))
@@ -387,6 +389,7 @@ def test_demo_in_a_temporary_index_leaves_nothing_behind(tmp_path: Path, child_e
     assert not (tmp_path / "xdg").exists() and not (tmp_path / "home").exists()
 
 
+@pytest.mark.slow
 def test_demo_under_data_is_built_once_and_never_touches_the_real_index(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -492,6 +495,7 @@ def test_a_binary_file_is_a_one_line_error_not_a_bug(tmp_path: Path) -> None:
         assert "bug" not in result.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_an_import_saves_what_was_read_and_says_so(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:

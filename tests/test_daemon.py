@@ -23,6 +23,8 @@ import pytest
 
 from refind.cli._app import EXIT_ERROR
 
+pytestmark = pytest.mark.slow  # background search processes, started and stopped: make test, not make check
+
 ROOT = Path(__file__).resolve().parents[1]
 HISTORY = ROOT / "examples" / "data" / "chat_history.jsonl"
 NOW = "2024-06-20"

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import refind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +102,7 @@ def test_a_stale_cli_reference_fails_the_build(tmp_path: Path) -> None:
     assert "docs/cli.md is out of date" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_link_to_a_missing_anchor_fails_the_build(tmp_path: Path) -> None:
     """mkdocs only logs a link to a missing heading (INFO) unless told otherwise; mkdocs.yml makes it a
     warning, so the strict build fails (issue 23: docs/benchmarks/README.md had two such links)."""
@@ -145,6 +148,7 @@ def test_refind_ui_and_the_mcp_http_server_default_to_different_ports() -> None:
         assert f"127.0.0.1:{port}" in (DOCS / page).read_text(encoding="utf-8"), page
 
 
+@pytest.mark.slow
 def test_the_notebook_runs_with_the_command_getting_started_gives(tmp_path: Path, shared_data: Path) -> None:
     page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
     found = re.search(r"`(\.venv/bin/jupyter execute examples/notebooks/evaluate\.ipynb)`", page)
@@ -161,19 +165,49 @@ def test_the_notebook_runs_with_the_command_getting_started_gives(tmp_path: Path
 
 
 def test_the_public_names_are_listed_once_and_typed() -> None:
-    """``refind/__init__.py`` names each public name once (``_WHERE``, its module); ``__all__`` is derived
-    from it, and the block type checkers read imports each from the module ``_WHERE`` names."""
+    """``refind/__init__.py`` names each public name once: one ``from MODULE import NAME as NAME`` line under
+    ``TYPE_CHECKING`` (what type checkers and the API docs read; ``as NAME`` marks it re-exported, so
+    ``mypy --no-implicit-reexport`` accepts ``from refind import Memory``). ``_WHERE`` and ``__all__`` are read
+    from those lines at import, and no name is written anywhere else in the file."""
     import ast
 
-    tree = ast.parse((ROOT / "refind" / "__init__.py").read_text(encoding="utf-8"))
+    source = (ROOT / "refind" / "__init__.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
     typed: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for imp in node.body:
                 assert isinstance(imp, ast.ImportFrom) and imp.module is not None
-                typed.update({a.name: imp.module for a in imp.names})
+                for alias in imp.names:
+                    assert alias.asname == alias.name, f"{alias.name}: import it as itself (a re-export)"
+                    typed[alias.name] = imp.module
     where = dict(refind._WHERE)  # type: ignore[attr-defined]
-    assert typed == where
-    assert sorted(refind.__all__) == sorted([*where, "__version__"])
+    assert typed == where and len(where) > 30
+    assert refind.__all__ == sorted([*where, "__version__"])
+    code = [n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Constant, ast.alias))]
     for name, module in where.items():
         assert getattr(refind, name).__module__.startswith(module.rsplit(".", 1)[0]), name
+        written = [n for n in code if name in (getattr(n, "id", None), getattr(n, "value", None))]
+        written += [n for n in code if isinstance(n, ast.alias) and name in (n.name, n.asname)]
+        assert len(written) == 1, f"{name} is written {len(written)} times in refind/__init__.py"
+
+
+def test_every_design_citation_names_a_section_of_docs_design_md() -> None:
+    """The code cites the design by section name (``docs/design.md § "Evidence"``): each name is a heading of
+    docs/design.md, and nothing cites the numbered sections of a design document kept outside the repository."""
+    headings = set(re.findall(r"^#+ (.+?)\s*$", (DOCS / "design.md").read_text(encoding="utf-8"), re.M))
+    cited: dict[str, set[str]] = {}
+    stale = []
+    for folder in ("refind", "benchmarks", "scripts", "examples", "docs"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in {".py", ".md", ".java"}:
+                continue
+            text = path.read_text(encoding="utf-8")
+            for name in re.findall(r'§ "([^"]+)"', text):
+                cited.setdefault(" ".join(name.split()), set()).add(str(path.relative_to(ROOT)))
+            if re.search(r"DESIGN(\.md)? ?§|DESIGN\.md", text):
+                stale.append(str(path.relative_to(ROOT)))
+    assert not stale, f"cite docs/design.md by section name instead: {stale}"
+    assert len(cited) >= 6
+    unknown = {name: sorted(where) for name, where in cited.items() if name not in headings}
+    assert not unknown, f"no such section in docs/design.md: {unknown}"

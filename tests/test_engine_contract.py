@@ -852,6 +852,7 @@ def test_a_closed_engine_refuses_calls(engine_kind: EngineKind, tmp_path: Path) 
             call()
 
 
+@pytest.mark.slow
 def test_concurrent_writes_and_reads(engine: Engine) -> None:
     errors: list[BaseException] = []
 
@@ -974,6 +975,7 @@ def test_close_commits_nothing(
         e.close()
 
 
+@pytest.mark.slow
 def test_a_crash_keeps_exactly_what_was_committed(
     durable_kind: EngineKind, tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -1083,6 +1085,7 @@ def test_the_reference_analyzer_gives_lucenes_terms_on_real_text(
     assert mismatched == []
 
 
+@pytest.mark.slow
 def test_the_reference_engine_ranks_and_scores_as_lucene_on_real_data(
     both: tuple[refind.Memory, refind.Memory], shared_data: Path
 ) -> None:

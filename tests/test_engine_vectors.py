@@ -299,6 +299,7 @@ def test_lucene_knn_isolation_by_graph_and_by_comparison(lucene_knn_path: Engine
     test_knn_never_finds_another_users_vectors(lucene_knn_path)
 
 
+@pytest.mark.slow
 def test_an_opensearch_prefix_from_before_vectors_queues_its_messages(tmp_path: Path) -> None:
     """The mapping change is an index of its own: a prefix written before it gets it on its first writable
     open, with every message queued; a reader before that counts them as awaiting and finds nothing."""

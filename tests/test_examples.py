@@ -15,6 +15,8 @@ import pytest
 from refind.tools import openai_tools
 from tests.fake_openai import FakeOpenAI, Reply, text_reply, tool_reply
 
+pytestmark = pytest.mark.slow  # the examples and the notebook, run whole: make test, not make check
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 OPENAI_VARS = (

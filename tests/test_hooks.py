@@ -65,6 +65,7 @@ def test_a_settings_file_that_is_not_json_is_refused_not_overwritten(tmp_path: P
     assert settings.read_text() == "{ not json"
 
 
+@pytest.mark.slow
 def test_the_installed_hook_imports_the_sessions_when_claude_code_runs_it(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     projects = tmp_path / "projects"

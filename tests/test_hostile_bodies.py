@@ -18,6 +18,8 @@ import pytest
 from benchmarks.adapters.http import SpawnedServer
 from tests.server_helpers import add_body, client, count, running
 
+pytestmark = pytest.mark.slow  # hundreds of large bodies against a spawned service: make test, not make check
+
 KEY = "hostile-bodies-key-0123"
 CONNECTIONS = 250
 BODY = 8 * 1024 * 1024 - 1024  # the default --max-body-bytes, less 1 KB: each one is accepted by size

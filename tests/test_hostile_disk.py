@@ -16,6 +16,8 @@ import pytest
 
 from tests.server_helpers import add_body, client, count, running, search_body
 
+pytestmark = pytest.mark.slow  # a small filesystem filled up: make test, not make check
+
 PER_ADD = 5  # messages per add
 
 

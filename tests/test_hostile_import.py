@@ -178,6 +178,7 @@ def _zip_with_a_huge_message(path: Path, repeat: int) -> int:
     return len(piece) * repeat
 
 
+@pytest.mark.slow
 def test_a_zip_holding_a_2_gib_message_is_imported_in_bounded_memory(tmp_path: Path) -> None:
     """Issue 39: a 2 MB zip holding one 2 GiB message peaked at 4.37 GB resident, the string read whole
     before it was cut. Every string is now cut while it is read: the importer process (Python and its JVM)

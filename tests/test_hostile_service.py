@@ -19,6 +19,8 @@ import pytest
 from benchmarks.adapters.http import SpawnedServer
 from tests.server_helpers import add_body, client, count, running, search_body
 
+pytestmark = pytest.mark.slow  # a spawned service pushed over capacity: make test, not make check
+
 READ_TIMEOUT = 2  # seconds the server gives a request to arrive whole (headers, then body)
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from refind.cli import EXIT_ERROR, main
@@ -70,6 +71,7 @@ def test_unknown_or_mismatched_files_are_one_line_that_says_what_was_found(tmp_p
     assert "conversation 0: no 'mapping'" in result.stderr and "format 'claude'" in result.stderr
 
 
+@pytest.mark.slow
 def test_watch_imports_new_lines_of_a_growing_log(tmp_path: Path, child_env: dict[str, str]) -> None:
     logs = tmp_path / "projects"
     logs.mkdir()

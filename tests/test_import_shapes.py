@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 import refind
@@ -41,6 +42,7 @@ def _many_users(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_file_of_5000_users_imports_and_reimports(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     _many_users(source)

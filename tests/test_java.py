@@ -27,6 +27,7 @@ def _classes(jar: Path) -> dict[str, bytes]:
         return {n: z.read(n) for n in z.namelist() if n.endswith(".class")}
 
 
+@pytest.mark.slow
 def test_the_shipped_jar_is_built_from_the_sources(tmp_path: Path) -> None:
     home = _javac()
     if home is None and shutil.which("javac") is None:

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import PYTHON
 
+pytestmark = pytest.mark.slow  # a fresh process (and JVM) per test: make test, not make check
+
 
 def run(code: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -24,6 +24,8 @@ from refind import loaders as io
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # MCP servers in processes of their own: make test, not make check
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LISBON = "6612f0a1-2222-4c1e-9e0a-000000000002"
 CODE_SESSION = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"

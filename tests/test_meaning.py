@@ -28,6 +28,8 @@ from refind.policy import POLICY
 from tests.fake_openai import FakeOpenAI
 from tests.server_helpers import add_body, client, running, search_body
 
+pytestmark = pytest.mark.slow  # the real embedding model: make test, not make check
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # A person's history: the fact the questions need says it in other words than they do.

@@ -26,6 +26,8 @@ from tests.opensearch_helpers import (
     unavailable_reason,
 )
 
+pytestmark = pytest.mark.slow  # OpenSearch clusters of their own: make test, not make check
+
 VERSION = "2.19.6"
 
 # refind's Lucene chain (refind/store/lucene.py, ANALYZER_NAME) in OpenSearch's names. OpenSearch has no

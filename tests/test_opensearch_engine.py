@@ -19,6 +19,8 @@ import refind
 from refind.store.opensearch import OpenSearchStore, parse_location
 from tests.opensearch_helpers import DevCluster
 
+pytestmark = pytest.mark.slow  # the OpenSearch dev node: make test, not make check
+
 
 @pytest.fixture
 def location(opensearch: DevCluster) -> Iterator[str]:

@@ -26,6 +26,8 @@ from refind.store.opensearch import OpenSearchStore
 from tests.opensearch_helpers import DevCluster, start_cluster
 from tests.server_helpers import add_body, clean_env, search_body
 
+pytestmark = pytest.mark.slow  # OpenSearch clusters of their own: make test, not make check
+
 WRITERS = 8
 ADDS = 30  # per writer
 KILL_AFTER = 60  # acknowledged adds before a node is killed

@@ -106,6 +106,7 @@ def test_an_older_index_is_upgraded_in_place_and_keeps_everything(tmp_path: Path
         assert ro.count() == (3 if fmt == 1 else 2)
 
 
+@pytest.mark.slow
 def test_serve_retention_sweeps_by_ingestion_time_and_a_retry_restores(tmp_path: Path) -> None:
     days = 6 / 86_400  # six seconds
     with (
@@ -133,6 +134,7 @@ def test_serve_retention_sweeps_by_ingestion_time_and_a_retry_restores(tmp_path:
     assert "retention: removed 1 messages added more than" in log
 
 
+@pytest.mark.slow
 def test_shutdown_with_retention_is_clean_and_closes_the_index(tmp_path: Path) -> None:
     with running(tmp_path, "--retention-days", "30", "--retention-interval", "0.2") as server:
         with client(server) as http:

@@ -432,6 +432,7 @@ def test_bad_settings_are_one_line_startup_errors(tmp_path: Path) -> None:
     assert done.returncode == 1 and "threads" in done.stderr
 
 
+@pytest.mark.slow
 def test_llm_agent_plans_the_search_rounds(tmp_path: Path) -> None:
     llm_key = "sk-test-llm-key-0123456789"
     with FakeOpenAI() as fake:
@@ -455,6 +456,7 @@ def test_llm_agent_without_an_endpoint_is_a_startup_error(tmp_path: Path) -> Non
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_started_server_freezes_its_heap_out_of_the_collectors_scans(tmp_path: Path) -> None:
     """Once started, the serving process (and each search worker) moves what startup left alive to the
     collector's permanent generation (refind.server._pool.settle_heap), says how much in its start line,

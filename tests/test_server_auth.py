@@ -11,6 +11,8 @@ import pytest
 from benchmarks.adapters.http import SpawnedServer
 from tests.server_helpers import add_body, running, search_body
 
+pytestmark = pytest.mark.slow  # a spawned service per auth scheme: make test, not make check
+
 KEY = "s3cr3t-Key_0123456789abcdef"
 WRONG = "s3cr3t-Key_0123456789abcdeX"
 

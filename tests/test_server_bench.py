@@ -20,6 +20,8 @@ from benchmarks import runner
 from benchmarks.adapters.http import chunk_messages, is_loopback_url
 from tests.server_helpers import ROOT, children, clean_env
 
+pytestmark = pytest.mark.slow  # benchmarks through a spawned service: make test, not make check
+
 
 def _without_latency(value: Any) -> Any:
     """Everything but latencies and the packed-evidence metrics, which differ by design: refind packs its
@@ -89,7 +91,7 @@ def test_http_adapter_packs_like_a_hit_list(shared_data: Path, tmp_path: Path, q
     from benchmarks import adapters as registry
     from benchmarks import metrics
     from benchmarks.adapters.base import AdapterConfig
-    from benchmarks.datasets import load_dataset
+    from benchmarks.catalog import load_dataset
     from benchmarks.packing import pack_in_order
     from refind.tokens import count_tokens
 

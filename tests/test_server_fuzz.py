@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from refind.models import id_problem
 from tests.server_helpers import T0, client, count, running
 
+pytestmark = pytest.mark.slow  # property tests against a spawned service: make test, not make check
+
 FUZZ = settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )

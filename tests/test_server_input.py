@@ -133,6 +133,7 @@ def test_search_packs_for_max_tokens_as_to_text_does(c: httpx.Client, srv: Spawn
     _422(c.post("/search", json=search_body("kayak", "packer", max_tokens=0)), "max_tokens")
 
 
+@pytest.mark.slow
 def test_health_reveals_nothing_and_stats_need_the_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
     key = "k" * 24
     with running(tmp_path, "--auth", "bearer", api_key=key) as server:

@@ -16,6 +16,10 @@ import pytest
 from benchmarks.adapters.http import SpawnedServer
 from tests.server_helpers import add_body, children, client, count, running, search_body
 
+pytestmark = (
+    pytest.mark.slow
+)  # a served index under concurrent load, killed with -9: make test, not make check
+
 LIMIT = 64 * 1024
 
 

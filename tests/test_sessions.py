@@ -202,6 +202,7 @@ def test_a_bad_jsonl_line_is_counted_and_named_and_the_rest_imported(tmp_path: P
         assert result.added == 2 and result.skipped == {"unreadable_lines": 4} and len(result.problems) == 4
 
 
+@pytest.mark.slow
 def test_import_progress_covers_the_writing() -> None:
     from refind.models import SessionLog
 

@@ -255,6 +255,7 @@ def test_request_id_makes_add_idempotent(mem: refind.Memory) -> None:
     assert mem.add("v", "s", body, request_id="req-1").added == 2
 
 
+@pytest.mark.slow
 def test_concurrent_searches_while_writing(tmp_path: Path) -> None:
     with refind.Memory(tmp_path / "idx") as m:
         m.add("u", "seed", msgs("river stones and river fish"))

@@ -9,7 +9,11 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PYTHON, ROOT
+
+pytestmark = pytest.mark.slow  # minute-long soaks: make test, not make check
 
 REPRO = ROOT.parent / "shared" / "repro" / "two_stores.py"
 

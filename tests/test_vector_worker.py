@@ -212,6 +212,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_kill_9_loses_no_message_and_leaves_none_without_a_vector(tmp_path: Path) -> None:
     """A child adds messages one by one (printing each acknowledged add) while its worker embeds them; it
     is killed with SIGKILL mid-stream. Every acknowledged message is there after a restart, and once the

@@ -69,6 +69,7 @@ def test_token_count_caches_are_bounded_and_cost_the_garbage_collector_nothing(
     assert first == again == fresh and all(n > 4 and upto == 4 for n, upto in first)
 
 
+@pytest.mark.slow
 def test_serve_warms_up_before_its_searches(tmp_path: Path) -> None:
     """``--warm-up`` in the serving process (search workers 0) and in reader processes: searches answer as
     without it, and the log says what ran."""

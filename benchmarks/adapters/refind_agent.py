@@ -1,11 +1,11 @@
 """``refind`` and ``refind-llm``: refind's own search (the agent loop), through ``Memory.search``.
 
-The wiring assumes the API of DESIGN.md §6-7, which another issue is building:
+The wiring is refind's public API (docs/api.md):
 ``mem.search(question, user_id, now=ms_or_None, top_k=k[, agent=...]) -> SearchResult`` whose
 ``evidence`` is a list of blocks with ``session_id``, ``turns`` (each with ``id``, ``turn``, ``content``,
-``role``/``speaker``) and ``score``. Until ``refind.Memory`` has ``search`` both adapters are skipped with a
-one-line reason. Everything that touches that API is in :meth:`RefindAdapter._search` and
-:func:`_items`, so it is a small change when the API settles.
+``role``/``speaker``) and ``score``. An installed refind without ``Memory.search`` (or ``LLMAgent``) has the
+adapters skipped with a one-line reason. Everything that touches that API is in
+:meth:`RefindAdapter._search` and :func:`_items`.
 
 Items are the evidence blocks, most relevant first (the order ``to_text`` keeps when it has to drop
 blocks); each is rendered exactly as refind renders it for a prompt (``SearchResult.render_block``:

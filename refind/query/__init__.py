@@ -1,4 +1,6 @@
-"""A question read once (DESIGN §9): its keywords, time cue, shape and cues, as one :class:`QuestionReading`.
+"""A question read once: its keywords, time cue, shape and cues, as one :class:`QuestionReading`.
+
+The design: docs/design.md § "A question is read once".
 
 Pure functions over text: keyword extraction (:mod:`~refind.query.keywords`), time expressions
 (:mod:`~refind.query.timeparse`), the question's shape and cues (:mod:`~refind.query.shape`), and

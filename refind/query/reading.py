@@ -1,11 +1,12 @@
 """A question, read once: its keywords, time cue, shape and the cues the rounds and the evidence use.
 
-:func:`read_question` is the one function that reads a question's text (DESIGN §9: the shape first, then the
-words). It runs at the start of a search (:meth:`refind.Memory.open_session`), and what it read travels
-down as a :class:`QuestionReading`: the agent plans its rounds from it, the session ranks standing
-instructions and recent sessions by it, the LLM agent checks a model's dates against it. Nothing below reads
-the question's text again. It is pure: no index, no engine (the engine's analysis of the question happens
-once, in the session).
+The design: docs/design.md § "A question is read once" and § "Shapes" (the shape first, then the words).
+
+:func:`read_question` is the one function that reads a question's text. It runs at the start of a search
+(:meth:`refind.Memory.open_session`), and what it read travels down as a :class:`QuestionReading`: the agent
+plans its rounds from it, the session ranks standing instructions and recent sessions by it, the LLM agent
+checks a model's dates against it. Nothing below reads the question's text again. It is pure: no index, no
+engine (the engine's analysis of the question happens once, in the session).
 
 How a question is read depends on a few rules an agent is built with (:class:`ReadingRules`: shapes, form
 words, time filters; the switches the ablations turn off): a reading carries the rules it was made under.

@@ -1,4 +1,6 @@
-"""A question's shape, read before its words (DESIGN §9): a pure function over the question text.
+"""A question's shape, read before its words: a pure function over the question text.
+
+The design: docs/design.md § "Shapes".
 
 - ``breadth``: the answer is spread over many places: ordering ("in order", "which came first",
   "chronological"), summaries ("summarize", "overview", "how did ... go/progress"), counts ("how many",

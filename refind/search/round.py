@@ -1,8 +1,12 @@
 """One search round: the primitive every agent (and the ``search`` tool) uses.
 
+The design: docs/design.md § "One round".
+
 1. BM25 over the user's messages, filtered by time and by the read-set, over-fetching candidates.
 2. Session fusion: each hit gets ``w_hit/(k0 + r1) + w_session/(k0 + r2)``, with r1 its BM25 rank and r2 its
-   session's rank by the sum of that session's hit scores (ReFind's formula; weights are settings).
+   session's rank: by the sum of that session's hit scores (``Fusion.sessions = "hits"``, ReFind's formula) or
+   by BM25 over the session's whole text (``"documents"``, what ``Memory`` uses by default); weights are
+   settings.
 3. The top_k hits by fused score, each expanded to ±window turns of its session; overlapping or adjacent
    windows merged into one block.
 4. Evidence blocks: session, date, turns (hits flagged), score = the block's best fused score.

@@ -1,4 +1,6 @@
-"""A person's standing instructions and preferences offered beside the evidence (DESIGN §9).
+"""A person's standing instructions, preferences and facts, offered beside the evidence.
+
+The design: docs/design.md § "What stands".
 
 :func:`standing_candidates` finds the person's messages the rule of :mod:`refind.standing` recognises (one
 query, cached per index version and person), as the person corrected them (their marks: a hidden message

@@ -1,4 +1,6 @@
-"""The engine protocol: exactly what the layers above an engine call, nothing more (DESIGN §8).
+"""The engine protocol: exactly what the layers above an engine call, nothing more.
+
+The design: docs/design.md § "Engines".
 
 An engine stores one user-partitioned collection of chat messages and answers a handful of reads. Three
 engines implement it and pass one contract suite (``tests/test_engine_contract.py``): the embedded

@@ -1,4 +1,6 @@
-"""LuceneStore: the embedded default engine (DESIGN §3), a thin Python face on refind's Java engine.
+"""LuceneStore: the embedded default engine, a thin Python face on refind's Java engine.
+
+The design: docs/design.md § "Engines".
 
 The index itself (document layout, analyzer, queries, writes) lives in ``io.refind.lucene.Engine``
 (``refind/store/java/src``): each method here is one call across the bridge with JSON in and out, so a

@@ -1,4 +1,6 @@
-"""ReferenceStore: the engine protocol (:mod:`refind.store.base`) in pure Python, in memory (DESIGN §8).
+"""ReferenceStore: the engine protocol (:mod:`refind.store.base`) in pure Python, in memory.
+
+The design: docs/design.md § "Engines".
 
 What it is for: search, agent and evidence logic tested without Java, and a second engine that keeps the
 protocol honest (``tests/test_engine_contract.py`` runs the same suite over it and the Lucene engine). It
