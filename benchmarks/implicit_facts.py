@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.adapters.bm25 import _USER, open_haystack
-from benchmarks.datasets import load_dataset
+from benchmarks.catalog import load_dataset
 
 BUDGETS = (1000, 2000, 4000)
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import refind.loaders.chatgpt as chatgpt
+import refind.loaders.claude as claude
+import refind.loaders.claude_code as claude_code
+import refind.loaders.jsonl as jsonl
+import refind.loaders.locomo as locomo
+import refind.loaders.longmemeval as longmemeval
 from refind.errors import InvalidInput
-from refind.loaders import chatgpt, claude, claude_code, jsonl, locomo, longmemeval
 from refind.loaders._base import Loader
 
 __all__ = ["LOADERS", "Loaders"]
