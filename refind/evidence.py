@@ -229,8 +229,9 @@ def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
 
 def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
     """Group by session, sessions in time order (by their earliest block), blocks and turns in order; standing
-    instructions (``standing`` blocks) first, in time order."""
-    blocks = list(blocks)
+    instructions (``standing`` blocks) first, in time order. A lasting fact's block whose sentence the
+    evidence already shows in its session is left out: the fact is shown once."""
+    blocks = _shown_once(list(blocks))
     first: dict[tuple[bool, str], tuple[int, int]] = {}
     for b in blocks:
         key = (b.session_date, b.first_turn)
@@ -241,6 +242,19 @@ def order_evidence(blocks: Iterable[Evidence]) -> list[Evidence]:
         blocks,
         key=lambda b: (not b.standing, first[(not b.standing, b.session_id)], b.session_id, b.first_turn),
     )
+
+
+def _shown_once(blocks: list[Evidence]) -> list[Evidence]:
+    """``blocks`` without the lasting facts' blocks (``standing_kind`` set) whose message another block
+    shows with the fact's sentence in what it shows (a long turn may be cut to another passage)."""
+    if not any(b.standing_kind for b in blocks):
+        return blocks
+    shown = {t.id: t.content for b in blocks if not b.standing for t in b.turns}
+    return [
+        b
+        for b in blocks
+        if not b.standing_kind or not all(t.id in shown and t.content in shown[t.id] for t in b.turns)
+    ]
 
 
 def by_relevance(blocks: Iterable[Evidence]) -> list[Evidence]:

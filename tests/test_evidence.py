@@ -254,6 +254,34 @@ def test_long_context_is_cut_first_so_the_next_places_hits_fit_then_grows_back()
     assert len(roomy) == 12 and min(roomy) > POLICY.context_passage_tokens + 20
 
 
+def test_a_lasting_fact_a_round_read_is_shown_once_and_kept_when_its_session_falls_out() -> None:
+    """A fact's block stays beside the evidence even when a round returned its message: where the packed
+    evidence shows the fact's sentence the block is left out (shown once), and where a small budget leaves
+    the fact's session out the block still shows it (issue 37: the newer of two facts was lost that way)."""
+    fact = "I'm type 1 diabetic, diagnosed when I was twelve."
+
+    def turn(sid: str, i: int, text: str, matched: bool = False) -> Turn:
+        return Turn(
+            id=f"{sid}:{i}", turn=i, role="user", content=text, timestamp=1_700_000_000_000, matched=matched
+        )
+
+    block = _block("s0", [turn("s0", 0, fact, matched=True), turn("s0", 1, _noise(30))], 0.2, ["diabet"])
+    fact_block = _block("s0", [turn("s0", 0, fact)], 2.0).model_copy(
+        update={"standing": True, "standing_kind": "fact", "id": "s0#0-0"}
+    )
+    evidence = [
+        _block(f"s{i}", [turn(f"s{i}", j, f"needle {i} {j} " + _noise(60, i * 10 + j), matched=j == 1) for j in range(3)],
+               1.0 - i / 10, ["needl"])
+        for i in range(1, 9)
+    ]  # fmt: skip
+    whole = pack([block, fact_block, *evidence], 100_000)
+    assert count_tokens(render(whole)) > 1000
+    assert render(whole).count(fact) == 1 and not any(b.standing for b in whole)
+    small = pack([block, fact_block, *evidence], 1000)
+    assert "s0" not in {b.session_id for b in small if not b.standing}
+    assert [b.standing_kind for b in small if b.standing] == ["fact"] and render(small).count(fact) == 1
+
+
 def test_a_small_budget_still_reserves_room_for_standing_instructions() -> None:
     """A tenth of 1,000 tokens holds hardly one standing sentence with its header; the reserve is at least
     POLICY.standing_tokens (at most a quarter of the budget), and the evidence keeps the rest."""

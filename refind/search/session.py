@@ -675,7 +675,7 @@ class SearchSession:
         if k <= 0:
             return []
         nearness = self._fact_nearness if self.embedder is not None else None
-        return fact_blocks(self.store, self.user_id, self.reading, k, (), nearness)
+        return fact_blocks(self.store, self.user_id, self.reading, k, nearness)
 
     def _recency(self, blocks: Iterable[Evidence]) -> dict[str, float]:
         """For a question about the current state, each session's factor on its fused score: up to

@@ -170,7 +170,7 @@ def standing_blocks(
     and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``).
     Then up to ``facts`` of the person's lasting facts (:func:`fact_blocks`, ranked by ``nearness`` when
     given)."""
-    lasting = fact_blocks(store, user_id, reading, facts, read_ids, nearness) if facts > 0 else []
+    lasting = fact_blocks(store, user_id, reading, facts, nearness) if facts > 0 else []
     if k <= 0:
         return lasting
     found = [h for h in standing_candidates(store, user_id) if h.id not in read_ids]
@@ -202,11 +202,12 @@ def fact_blocks(
     user_id: str,
     reading: QuestionReading,
     k: int,
-    read_ids: Collection[str],
     nearness: Callable[[Sequence[str]], Sequence[float]] | None = None,
 ) -> list[Evidence]:
-    """Up to ``k`` of the person's current lasting facts (:func:`current_facts`; issue 37) not among
-    ``read_ids``. A request ("can you put together snacks for a hike?") shares no word with the fact that
+    """Up to ``k`` of the person's current lasting facts (:func:`current_facts`; issue 37), whether or not a
+    round has read them: a fact a round found may still fall out of a small budget with its session, and the
+    packing shows it once (:func:`refind.evidence.order_evidence` leaves out a fact's block where the evidence
+    shows its sentence). A request ("can you put together snacks for a hike?") shares no word with the fact that
     matters ("I'm type 1 diabetic"): the facts are in view without being asked for.
 
     With ``nearness`` (each sentence's cosine to the question: the search has an embedder), the nearest
@@ -222,7 +223,7 @@ def fact_blocks(
     high readings were white-coat effect") is followed by that earlier one, marked as such."""
     if k <= 0:
         return []
-    facts = [f for f in current_facts(store, user_id) if f.hit.id not in read_ids]
+    facts = current_facts(store, user_id)
     if not facts:
         return []
     if nearness is not None:
@@ -261,7 +262,7 @@ def fact_blocks(
         h, score = f.hit, 2 * (len(ranked) - i)  # best first; an earlier fact right after the one it preceded
         out.append(_block(h.id, h.session_id, h.turn, h.role, h.sentence, h.timestamp, score, "fact"))
         e = f.earlier
-        if e is not None and e.id not in read_ids:
+        if e is not None:
             out.append(
                 _block(e.id, e.session_id, e.turn, e.role, e.sentence, e.timestamp, score - 1, "earlier fact")
             )
