@@ -21,6 +21,8 @@ __all__ = [
     "FACT_QUESTION_START",
     "FACT_HYPOTHETICAL",
     "FACT_INTENT",
+    "FACT_REQUEST_OPENING",
+    "FACT_STATEMENT",
     "FACT_FRAMES",
     "FACT_FRAME_GATES",
     "FACT_GATE_PHRASES",
@@ -641,11 +643,32 @@ FACT_INTENT = re.compile(
     r"wonder|plan|hope|was\s+hoping)\b|having\s+(?:some\s+|a\s+few\s+)?(?:trouble|issues|problems|difficulty)\b|"
     r"i\s+was\s+(?:thinking|wondering|hoping)|i'll\b|i’ll\b|i\s+will\b|let\s+me\b|let's\b|"
     r"i(?:'ve|’ve|\s+have)\s+(?:had|been\s+having)\s+(?:some|a\s+few|great|good|bad)\b|"
-    r"(?:can|could|would|will)\s+you\b|help\s+me\b|any\s+(?:tips|ideas|suggestions|advice|recommendations)\b)",
+    r"(?:can|could|would|will)\s+you\b|help\s+me\b|any\s+(?:tips|ideas|suggestions|advice|recommendations)\b|"
+    r"need\s+you\s+to\b|i\s+have\s+(?:a|one|two|some|a\s+few|a\s+couple\s+of|few|several)\s+(?:quick\s+|more\s+)?questions?\b)",
     re.I,
 )
 """Signs that a first-person sentence asks or plans rather than states what lasts: "I'm thinking of…", "I'd love
-to…", "I want…", "I need ideas", "I'll…", "could you…" (a request in the first person), "any tips"."""
+to…", "I want…", "I need ideas", "I'll…", "could you…" (a request in the first person), "any tips", "I need you
+to…", "I have a question about…"."""
+
+FACT_REQUEST_OPENING = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|hi|hey|now|also|and|please)\W+)*(?:please\s+)?"
+    r"(?:give|tell|show|send|write|list|suggest|recommend|generate|create|draft|compose|describe|explain|"
+    r"summari[sz]e|translate|rewrite|name)\s+(?:me\b|us\b|a\b|an\b|some\b|the\b|\d|more\b|ideas\b)",
+    re.I,
+)
+"""A sentence that opens by asking for something ("Give me some names for a baby girl", "Write a toast for my
+sister's wedding", "List five gifts for my dad"): a request, not a statement, though it names the person and a
+domain; it stands only with a statement of its own in it (:data:`FACT_STATEMENT`: "Give me snack ideas, I'm
+type 1 diabetic")."""
+
+FACT_STATEMENT = re.compile(
+    r"\b(?:i(?:'m|’m|\s+am|'ve|’ve|\s+have|\s+was)|we(?:'re|’re|\s+are|'ve|’ve|\s+have)|"
+    r"(?:my|our)\s+\w+(?:\s+\w+)?\s+(?:is|are|has|have|was|were))\b",
+    re.I,
+)
+"""A statement about the person inside a request sentence ("…, I'm type 1 diabetic", "…; my son is allergic to
+eggs")."""
 
 FACT_QUESTION_START = frozenset(
     {
@@ -751,6 +774,8 @@ LISTS: dict[str, frozenset[str] | re.Pattern[str] | str] = {
     "fact_question_start": FACT_QUESTION_START,
     "fact_hypothetical": FACT_HYPOTHETICAL,
     "fact_intent": FACT_INTENT,
+    "fact_request_opening": FACT_REQUEST_OPENING,
+    "fact_statement": FACT_STATEMENT,
     "fact_change": FACT_CHANGE,
 }
 """Every list and pattern, by name."""

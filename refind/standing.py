@@ -34,7 +34,10 @@ in every sentence; then facts.
    "we're in Minneapolis");
 3. is not a question (it ends with ``?`` or opens with a question word or auxiliary:
    :data:`~refind.lexicon.FACT_QUESTION_START`), not a request or plan in the first person ("I'm thinking of…",
-   "I'd love…", "I need ideas", "could you…": :data:`~refind.lexicon.FACT_INTENT`) and not hypothetical ("if
+   "I'd love…", "I need ideas", "could you…", "I have a question about…": :data:`~refind.lexicon.FACT_INTENT`),
+   not a sentence that opens by asking for something ("Give me names for a baby girl", "Write a toast for my
+   sister": :data:`~refind.lexicon.FACT_REQUEST_OPENING`) unless it also states something
+   (:data:`~refind.lexicon.FACT_STATEMENT`: "Give me snack ideas, I'm type 1 diabetic") and not hypothetical ("if
    I…", "imagine", "my character": :data:`~refind.lexicon.FACT_HYPOTHETICAL`);
 4. is not passing: no day ("today", "tonight", "tomorrow", "next week"), mood of the moment ("so tired",
    "hungry") or errand ("I have a meeting in…") (:data:`~refind.lexicon.FACT_TRANSIENT`), and no "right now" /
@@ -82,7 +85,9 @@ from refind.lexicon import (
     FACT_MOMENT,
     FACT_OWNED,
     FACT_QUESTION_START,
+    FACT_REQUEST_OPENING,
     FACT_STATE_DOMAINS,
+    FACT_STATEMENT,
     FACT_TRANSIENT,
     KEYWORD_STOP_WORDS,
     STANDING_ANYWHERE,
@@ -108,7 +113,7 @@ __all__ = [
 
 StandingKind = Literal["instruction", "preference", "fact"]
 
-RULE_VERSION = 1
+RULE_VERSION = 2
 """The version of this rule, recorded in an index beside what it read in each message: an index read by
 another version (or by none: written before issue 37) is read again on its first writable open. Change it
 with any change to the rule or its lists that changes what it reads."""
@@ -266,6 +271,8 @@ def _fact(sentence: str, tokens: list[str], near_person: bool) -> tuple[str, str
         return None
     if sentence.endswith("?") or tokens[0] in FACT_QUESTION_START:
         return None
+    if FACT_REQUEST_OPENING.match(sentence) and not FACT_STATEMENT.search(sentence):
+        return None  # "Give me some names for a baby girl": asks, does not state
     found = _words(tokens)
     if found:
         domain, subject = min(found, key=lambda f: _DOMAIN_ORDER[f[0]])

@@ -236,6 +236,8 @@ FACTS = [
     ("Can you suggest a weekend trip? Also, I use a wheelchair.", "health", "wheelchair"),
     ("Write a cover letter for me - I'm a nurse with 10 years in the ER.", "work", "nurse"),
     ("Help me pick a desk chair. I have a herniated disc.", "health", "herniated"),
+    ("Give me a week of dinners, I'm lactose intolerant.", "diet", "lactose"),
+    ("Suggest some day trips; my daughter is in a wheelchair.", "health", "wheelchair"),
 ]
 
 
@@ -276,6 +278,13 @@ NOT_STANDING = [
     "I want to start a vegan diet.",
     "I'm planning to visit my sister in Boston.",
     "I need ideas for my son's birthday party.",
+    # requests that name the person and a domain but state nothing
+    "Give me ten names for a baby boy born in spring.",
+    "Write a wedding toast for my sister and her wife.",
+    "List some gift ideas for my dad's retirement party.",
+    "Tell me the visa rules for a work trip to Japan.",
+    "I need you to act as my tax advisor for this year.",
+    "I have a couple of questions about my mortgage.",
     "I'll be working from home on Friday.",
     # chit-chat with no lasting fact in it
     "I always lose my keys, haha.",
