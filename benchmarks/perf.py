@@ -53,9 +53,10 @@ p50 and p95 of 10).
 With ``--longmemeval PATH`` one more configuration imports that file's sessions (LongMemEval-S: one user
 per question, many small sessions), loaded into memory first, into an empty index and again; ``index_mb``
 is the index's size on disk after the first import. Beside it, each in a fresh process of its own, the
-engine's own rate on the same messages (``lucene_alone``: ``io.refind.lucene.Ceiling``, Lucene's
+engine's own rate on the same messages (``lucene_alone``: ``io.refind.bench.Ceiling``, Lucene's
 IndexWriter in one Java loop with the engine's analyzer and writer settings, one commit at the end, nothing
-of refind's import around it), for two shapes of document: ``text`` (each message one analyzed field and its
+of refind's import around it; benchmark code, not refind's: compiled on demand by :mod:`benchmarks.javac`,
+which needs a JDK 21+), for two shapes of document: ``text`` (each message one analyzed field and its
 stored text) and ``refind`` (the documents refind writes: every field of a message, each session's two);
 ``import_over_lucene`` is refind's fresh import rate over the ``refind`` shape's.
 
@@ -100,6 +101,7 @@ from benchmarks.corpus import (
     fill,
     message_texts,
 )
+from benchmarks.javac import bench_class
 from refind.loaders import iter_longmemeval
 from refind.models import SessionLog
 
@@ -487,7 +489,7 @@ def measure_dataset(path: Path) -> dict:
 def lucene_alone(
     logs: list[SessionLog], shape: str, path: Path, ram_buffer_mb: float = 64.0
 ) -> tuple[float, float]:
-    """Write the messages of ``logs`` with Lucene alone (``io.refind.lucene.Ceiling``) in ``shape`` (``text``
+    """Write the messages of ``logs`` with Lucene alone (``io.refind.bench.Ceiling``) in ``shape`` (``text``
     or ``refind``) into a new index at ``path``; returns the seconds spent writing and committing."""
     import jpype
 
@@ -501,7 +503,7 @@ def lucene_alone(
         [m.content for log in logs for m in log.messages],
     )
     arrays = [jpype.JArray(jpype.JString)(column) for column in columns]
-    write_ns, commit_ns = jpype.JClass("io.refind.lucene.Ceiling").run(
+    write_ns, commit_ns = bench_class("io.refind.bench.Ceiling").run(
         str(path), *arrays, shape, float(ram_buffer_mb)
     )
     return int(write_ns) / 1e9, int(commit_ns) / 1e9

@@ -1,6 +1,7 @@
 """The import benchmark's yardstick (``python -m benchmarks perf --longmemeval``): Lucene alone
-(``io.refind.lucene.Ceiling``) writes the very documents refind writes, so refind's import rate is measured
-against the engine's own rate on the same documents, not against a cheaper shape."""
+(``io.refind.bench.Ceiling``, compiled on demand from benchmarks/java: benchmarks/javac.py) writes the very
+documents refind writes, so refind's import rate is measured against the engine's own rate on the same
+documents, not against a cheaper shape."""
 
 from __future__ import annotations
 

@@ -44,6 +44,14 @@ def test_the_shipped_jar_is_built_from_the_sources(tmp_path: Path) -> None:
     )
 
 
+def test_the_shipped_jar_holds_the_engine_only() -> None:
+    """The benchmarks' Java (the import benchmark's Lucene-alone writer) is not refind's: it is compiled on
+    demand from benchmarks/java (benchmarks/javac.py), never shipped."""
+    names = _classes(ENGINE_JAR)
+    assert names and all(n.startswith("io/refind/lucene/") for n in names)
+    assert not any("Ceiling" in n for n in names)
+
+
 def test_the_engine_class_loads() -> None:
     from refind.store._jvm import ensure_jvm, jclass
 

@@ -4,9 +4,9 @@ The design: docs/design.md § "Engines".
 
 The index itself (document layout, analyzer, queries, writes) lives in ``io.refind.lucene.Engine``
 (``refind/store/java/src``): each method here is one call across the bridge with JSON in and out, so a
-search round costs a few calls whatever the number of hits. This module keeps what is Python's: the index
-directory's lifecycle (format file, lock messages, upgrades of older formats) and the translation of Java
-errors into :class:`refind.StoreError`.
+search round costs a few calls whatever the number of hits; what crosses, record by record, is
+:mod:`refind.store._wire`. This module keeps what is Python's: the index directory's lifecycle (format file,
+lock messages, upgrades of older formats) and the translation of Java errors into :class:`refind.StoreError`.
 
 Any number of stores and threads may use it at once: the JVM gate (:mod:`refind.store._jvm`) is
 thread-safe and releases the GIL during Java calls, so reads run in parallel (docs/store.md).
@@ -25,6 +25,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import refind.store._wire as wire
 from refind.config import Settings
 from refind.errors import IndexFormatError, IndexLocked, InvalidInput, ReadOnlyError, StoreClosed, StoreError
 from refind.models import Hit
@@ -47,7 +48,6 @@ from refind.store.base import (
     VectorRecord,
     WriteBatch,
     model_mismatch,
-    standing_dict,
     standing_of,
 )
 
@@ -109,46 +109,6 @@ def _version() -> str:
         return version("refind")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
         return "unknown"
-
-
-def _hit(d: dict[str, Any]) -> Hit:
-    """A hit from the engine's JSON: doc-value fields, plus the stored message when read with content."""
-    raw = d.get("raw")
-    if raw is None:
-        return Hit.trusted(
-            d["id"], d["session_id"], d["turn"], d["ts"], d["role"], None, "", d["score"], None
-        )
-    return Hit.trusted(
-        raw["id"], raw["session_id"], raw["turn"], raw["ts"], raw["role"], raw.get("speaker"),
-        raw["content"], d["score"], raw.get("time_text"),
-    )  # fmt: skip
-
-
-def _filters(filters: Filters | None) -> str:
-    f = _filter_fields(filters)
-    return json.dumps(f, ensure_ascii=False) if f else ""
-
-
-def _filter_fields(filters: Filters | None) -> dict[str, Any]:
-    """The engine's JSON filter object of ``filters`` (only the fields set)."""
-    f: dict[str, Any] = {}
-    if filters is None:
-        return f
-    if filters.time_from is not None:
-        f["time_from"] = int(filters.time_from)
-    if filters.time_to is not None:
-        f["time_to"] = int(filters.time_to)
-    if filters.session_ids is not None:
-        f["session_ids"] = list(filters.session_ids)
-    if filters.roles is not None:
-        f["roles"] = list(filters.roles)
-    if filters.exclude_ids:
-        f["exclude_ids"] = list(filters.exclude_ids)
-    if filters.exclude_sessions:
-        f["exclude_sessions"] = list(filters.exclude_sessions)
-    if filters.any_terms is not None:
-        f["any_terms"] = list(filters.any_terms)
-    return f
 
 
 class LuceneStore:
@@ -325,14 +285,13 @@ class LuceneStore:
             self._engine.commit()
 
     def _set_standing(self, records: list[list[Any]]) -> int:
-        data = java_bytes(json.dumps(records).encode("ascii"))
-        return int(self._engine.setStanding(data))
+        return int(self._engine.setStanding(java_bytes(wire.standing_changes(records))))
 
     def _stored_standing(self, user_id: str) -> dict[str, dict[str, object] | None]:
         n = self.count(user_id)
         with self._java("search"):
             out = self._reading().standing(user_id, int(n)) if n else b"[]"
-        return {str(d["id"]): (d.get("raw") or {}).get("standing") for d in json.loads(bytes(out))}
+        return {str(d["id"]): wire.stored_standing(d) for d in wire.hit_objects(out)}
 
     def _stores_standing(self) -> bool:
         """Whether the index stores what its messages say that stands, by this rule (a read-only open of an
@@ -355,10 +314,10 @@ class LuceneStore:
         with self._java("search"):
             out = self._reading().standing(user_id, int(n))
         found = []
-        for d in json.loads(bytes(out)):
-            s = standing_of((d.get("raw") or {}).get("standing"))
+        for d in wire.hit_objects(out):
+            s = standing_of(wire.stored_standing(d))
             if s is not None:
-                found.append(StandingHit.of(_hit(d), s))
+                found.append(StandingHit.of(wire.hit(d), s))
         return with_marks(self, user_id, found, marks, k)
 
     def _write_meta(self, vectors: dict[str, Any] | None = None) -> None:
@@ -441,8 +400,7 @@ class LuceneStore:
         if not text or not text.strip():
             return []
         with self._java("analysis"):
-            out = str(self._engine.analyze(text))
-        return out.split("\n") if out else []
+            return wire.terms(self._engine.analyze(text))
 
     def query(
         self, user_id: str, text: str, k: int = 10, filters: Filters | None = None, *, content: bool = True
@@ -452,65 +410,32 @@ class LuceneStore:
         if k <= 0 or not text or not text.strip():
             return []
         with self._java("search"):
-            out = self._reading().search(user_id, text, int(k), _filters(filters), bool(content))
-        return [_hit(d) for d in json.loads(bytes(out))]
+            out = self._reading().search(user_id, text, int(k), wire.filters(filters), bool(content))
+        return wire.hits(out)
 
     def round(self, user_id: str, spec: RoundSpec) -> RoundFound:
         """A whole search round in one call (``Engine.round``): equal to
         :func:`refind.search.round.round_by_calls` on this store, with one crossing instead of four to six."""
         if not spec.text or not spec.text.strip():
             return RoundFound([], [], {}, [], [], [], [])
-        payload = {
-            "text": spec.text,
-            "fetch": spec.fetch,
-            "top_k": spec.top_k,
-            "window": spec.window,
-            "filters": _filter_fields(spec.filters),
-            "exclude_ids": list(spec.exclude_ids),
-            "exclude_sessions": list(spec.exclude_sessions),
-            "read": spec.read,
-            "sessions": spec.sessions,
-            "restrict": spec.restrict,
-            "k0": spec.k0,
-            "w_hit": spec.w_hit,
-            "w_session": spec.w_session,
-            "titles": spec.titles,
-        }
-        if spec.content_terms is not None:
-            payload["content_terms"] = list(spec.content_terms)
         with self._java("search"):
-            out = json.loads(bytes(self._reading().round(user_id, json.dumps(payload, ensure_ascii=False))))
-        hits = [
-            Hit.trusted(i, s, turn, ts, role, None, "", score, None)
-            for i, s, turn, ts, role, score in out["hits"]
-        ]
-        spans = out.get("spans", [])
-        return RoundFound(
-            hits=hits,
-            orders=out.get("orders", []),
-            selected={i: score for i, score in out.get("selected", [])},
-            spans=[(sid, lo, hi, best) for sid, lo, hi, best, _ in spans],
-            windows=[[_hit(d) for d in turns] for *_, turns in spans],
-            terms=out.get("terms", []),
-            titled=out.get("titled", []),
-        )
+            return wire.round_found(self._reading().round(user_id, wire.round_spec(spec)))
 
     def query_sessions(
         self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         if k <= 0 or not text or not text.strip():
             return []
-        sessions = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
         with self._java("search"):
-            out = self._reading().searchSessions(user_id, text, int(k), sessions)
-        return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
+            out = self._reading().searchSessions(user_id, text, int(k), wire.optional_ids(session_ids))
+        return wire.scored_sessions(out)
 
     def windows(self, user_id: str, spans: Sequence[tuple[str, int, int]]) -> list[list[Hit]]:
         if not spans:
             return []
         with self._java("search"):
-            out = self._reading().windows(user_id, json.dumps([list(s) for s in spans], ensure_ascii=False))
-        return [[_hit(d) for d in group] for group in json.loads(bytes(out))]
+            out = self._reading().windows(user_id, wire.windows(spans))
+        return wire.windows_found(out)
 
     def browse(
         self, user_id: str, k: int, filters: Filters | None = None, newest_first: bool = True
@@ -518,23 +443,23 @@ class LuceneStore:
         if k <= 0:
             return []
         with self._java("search"):
-            out = self._reading().browse(user_id, int(k), _filters(filters), bool(newest_first))
-        return [_hit(d) for d in json.loads(bytes(out))]
+            out = self._reading().browse(user_id, int(k), wire.filters(filters), bool(newest_first))
+        return wire.hits(out)
 
     def term_counts(self, user_id: str, text: str) -> dict[str, int]:
         if not text or not text.strip():
             return {}
         with self._java("count"):
             out = self._reading().termCounts(user_id, text)
-        return {str(t): int(n) for t, n in json.loads(str(out)).items()}
+        return wire.term_counts(out)
 
     def get(self, user_id: str, ids: Sequence[str]) -> list[Hit]:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return []
         with self._java("search"):
-            out = self._reading().get(user_id, json.dumps(ids, ensure_ascii=False))
-        return [_hit(d) for d in json.loads(bytes(out))]
+            out = self._reading().get(user_id, wire.ids(ids))
+        return wire.hits(out)
 
     def session(self, user_id: str, session_id: str) -> list[Hit]:
         """Every turn of one session, in order."""
@@ -546,33 +471,28 @@ class LuceneStore:
 
     def users(self) -> list[str]:
         with self._java("stats"):
-            return [str(u) for u in json.loads(str(self._reading().users()))]
+            return wire.users(self._reading().users())
 
     def session_infos(self, user_id: str, session_ids: Sequence[str] | None = None) -> dict[str, SessionInfo]:
         if session_ids is not None and not session_ids:
             return {}
-        wanted = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
         with self._java("search"):
-            out = self._reading().sessionInfos(user_id, wanted)
-        return {
-            str(sid): SessionInfo(user_id, str(sid), title, source, project)
-            for sid, title, source, project in json.loads(str(out))
-        }
+            out = self._reading().sessionInfos(user_id, wire.optional_ids(session_ids))
+        return wire.session_infos(user_id, out)
 
     def query_titles(
         self, user_id: str, text: str, k: int = 50, session_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         if k <= 0 or not text or not text.strip() or (session_ids is not None and not session_ids):
             return []
-        sessions = json.dumps(list(session_ids), ensure_ascii=False) if session_ids is not None else ""
         with self._java("search"):
-            out = self._reading().searchTitles(user_id, text, int(k), sessions)
-        return [(str(sid), float(score)) for sid, score in json.loads(str(out))]
+            out = self._reading().searchTitles(user_id, text, int(k), wire.optional_ids(session_ids))
+        return wire.scored_sessions(out)
 
     def session_summaries(self, user_id: str) -> list[SessionCounts]:
         with self._java("search"):
             out = self._reading().sessionSummaries(user_id)
-        return [SessionCounts(str(s), int(n), int(lo), int(hi)) for s, n, lo, hi in json.loads(str(out))]
+        return wire.session_summaries(out)
 
     # ------------------------------------------------------------------ vectors (issue 36)
 
@@ -584,22 +504,19 @@ class LuceneStore:
         model = self.vector_model()
         if k <= 0 or model is None:
             return []
-        if len(vector) != model[1]:
+        _, dims = model
+        if len(vector) != dims:
             raise InvalidInput(
-                f"knn: a vector of {len(vector)} dimensions; this index's vectors have {model[1]}",
+                f"knn: a vector of {len(vector)} dimensions; this index's vectors have {dims}",
                 field="vector",
             )
         with self._java("search"):
-            out = self._reading().knn(user_id, java_floats(vector), int(k), _filters(filters))
-        return [
-            Hit.trusted(d["id"], d["session_id"], d["turn"], d["ts"], d["role"], None, "", d["score"], None)
-            for d in json.loads(bytes(out))
-        ]
+            out = self._reading().knn(user_id, java_floats(vector), int(k), wire.filters(filters))
+        return wire.hits(out)
 
     def vector_counts(self, user_id: str | None = None) -> VectorCounts:
         with self._java("count"):
-            vectors, pending = json.loads(str(self._reading().vectorCounts(user_id)))
-        return VectorCounts(int(vectors), int(pending))
+            return wire.vector_counts(self._reading().vectorCounts(user_id))
 
     def vector_model(self) -> tuple[str, int] | None:
         if self._closed:
@@ -641,24 +558,23 @@ class LuceneStore:
         if limit <= 0:
             return []
         with self._java("read of the vector queue"):
-            out = json.loads(bytes(engine.pendingVectors(int(limit))))
-        return [PendingVector(str(u), str(i), str(t), str(c)) for u, i, t, c in out]
+            return wire.pending(engine.pendingVectors(int(limit)))
 
     def write_vectors(self, vectors: Sequence[VectorRecord]) -> int:
         engine = self._writable()
         model = self.vector_model()
         if model is None:
             raise StoreError("no vector model recorded for this index: call use_vector_model first")
+        _, dims = model
         for v in vectors:
-            if len(v.vector) != model[1]:
+            if len(v.vector) != dims:
                 raise InvalidInput(
-                    f"vector of {v.user_id!r}/{v.id!r}: {len(v.vector)} dimensions, the model has {model[1]}",
+                    f"vector of {v.user_id!r}/{v.id!r}: {len(v.vector)} dimensions, the model has {dims}",
                     field="vector",
                 )
         if not vectors:
             return 0
-        body = [[v.user_id, v.id, v.token, [float(x) for x in v.vector]] for v in vectors]
-        data = java_bytes(json.dumps(body).encode("ascii"))
+        data = java_bytes(wire.vectors(vectors))
         with self._java("write of vectors"):
             return int(engine.writeVectors(data))
 
@@ -669,33 +585,21 @@ class LuceneStore:
         if not wanted:
             return {}
         with self._java("search"):
-            out = self._reading().sessionStates(json.dumps(wanted, ensure_ascii=False))
-        states = {}
-        for user, sessions in json.loads(str(out)).items():
-            for sid, state in sessions.items():
-                tail = _hit(state["tail"]) if state["tail"] is not None else None
-                states[(str(user), str(sid))] = SessionState(tail=tail, text=state["text"])
-        return states
+            return wire.session_states(self._reading().sessionStates(wire.by_user(wanted)))
 
     def existing(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], Hit]:
         wanted = {u: list(dict.fromkeys(i)) for u, i in wanted.items() if i}
         if not wanted:
             return {}
         with self._java("search"):
-            out = self._reading().existing(json.dumps(wanted, ensure_ascii=False))
-        return {(str(u), h["id"]): _hit(h) for u, hits in json.loads(str(out)).items() for h in hits}
+            return wire.existing(self._reading().existing(wire.by_user(wanted)))
 
     def session_turns(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], list[Hit]]:
         wanted = {u: list(s) for u, s in wanted.items() if s}
         if not wanted:
             return {}
         with self._java("search"):
-            out = self._reading().sessionTurns(json.dumps(wanted, ensure_ascii=False))
-        return {
-            (str(u), str(sid)): [_hit(h) for h in turns]
-            for u, sessions in json.loads(str(out)).items()
-            for sid, turns in sessions.items()
-        }
+            return wire.session_turns(self._reading().sessionTurns(wire.by_user(wanted)))
 
     def request_marker(self, user_id: str, request_id: str) -> str | None:
         with self._java("search"):
@@ -704,33 +608,8 @@ class LuceneStore:
 
     def write(self, batch: WriteBatch) -> None:
         engine = self._writable()
-        m = batch.marker
-        body: dict[str, Any] = {
-            "added": int(time.time() * 1000),  # one ingestion time for the batch and its marker
-            "records": [
-                [
-                    r.user_id,
-                    r.session_id,
-                    r.id,
-                    r.turn,
-                    r.timestamp,
-                    r.role,
-                    r.content,
-                    r.speaker,
-                    r.time_text,
-                    r.replace,
-                    standing_dict(r.standing),
-                ]
-                for r in batch.records
-            ],  # fmt: skip
-            "sessions": [
-                [s.user_id, s.session_id, s.text, s.new, -1 if s.appended is None else s.appended]
-                for s in batch.sessions
-            ],
-            "marker": None if m is None else [m.user_id, m.request_id, m.payload],
-            "infos": [[i.user_id, i.session_id, i.title, i.source, i.project] for i in batch.infos],
-        }
-        data = java_bytes(json.dumps(body).encode("ascii"))  # ASCII-escaped UTF-8: one copy across
+        # one ingestion time for the batch and its marker; ASCII-escaped UTF-8: one copy across
+        data = java_bytes(wire.write_batch(batch, int(time.time() * 1000)))
         with self._java("write"):
             engine.write(data)
 
@@ -757,11 +636,7 @@ class LuceneStore:
     def expire(self, cutoff_ms: int) -> Expired:
         engine = self._writable()
         with self._java("delete"):
-            out = json.loads(str(engine.expire(int(cutoff_ms))))
-        return Expired(
-            removed=int(out["removed"]),
-            sessions=[(str(u), str(s), [str(c) for c in turns]) for u, s, turns in out["sessions"]],
-        )
+            return wire.expired(engine.expire(int(cutoff_ms)))
 
     # ------------------------------------------------------------------ tombstones (beside the index)
 

@@ -368,46 +368,45 @@ final class Vectors implements Closeable {
   }
 
   /**
-   * Writes the vectors of {@code records} (JSON [[user, id, token, [floats]], ...]) whose message is stored,
-   * unchanged since the last commit, with content of that token ({@code messages} reads it: key -> [token,
-   * session, turn, ts, role] or null); returns how many.
+   * Writes the vectors of {@code records} (a JSON list of {@code vector} records: {@link Wire}) whose message
+   * is stored, unchanged since the last commit, with content of that token ({@code messages} reads it);
+   * returns how many.
    */
   int write(JsonNode records, MessageLookup messages) throws IOException {
     int n = 0;
-    for (JsonNode r : records) {
-      String user = r.get(0).asText();
-      String id = r.get(1).asText();
-      String token = r.get(2).asText();
+    for (JsonNode node : records) {
+      Wire.Vector r = Wire.vector(node);
+      String user = r.user();
+      String id = r.id();
+      String token = r.token();
       String key = user + SEP + id;
       if (overflow || written.contains(key)) {
         continue; // written since the last commit: its stored fields may not be its own yet
       }
-      Object[] m = messages.find(key);
-      if (m == null || !token.equals(m[0])) {
+      Stored m = messages.find(key);
+      if (m == null || !token.equals(m.token())) {
         continue;
-      }
-      JsonNode vec = r.get(3);
-      float[] v = new float[vec.size()];
-      for (int i = 0; i < v.length; i++) {
-        v[i] = (float) vec.get(i).asDouble();
       }
       writer.updateDocument(
           new Term("v_key", key),
-          vectorDoc(key, user, id, (String) m[1], (int) m[2], (long) m[3], (String) m[4], token, v));
+          vectorDoc(key, user, id, m.session(), m.turn(), m.ts(), m.role(), token, r.floats()));
       writer.deleteDocuments(new Term("p_key", key));
       n++;
     }
     return n;
   }
 
-  /** What {@link #write} and {@link #pending} need of a stored message (as of the last commit). */
+  /** What {@link #write} and {@link #pending} need of a stored message: the token of its content, and more. */
+  record Stored(String token, String session, int turn, long ts, String role, String content) {}
+
+  /** The stored messages (as of the last commit). */
   interface MessageLookup {
-    /** [token, session, turn, ts, role, content] of the message with {@code key}, or null. */
-    Object[] find(String key) throws IOException;
+    /** The message with {@code key}, or null. */
+    Stored find(String key) throws IOException;
   }
 
   /**
-   * Up to {@code limit} queued messages, oldest write first: JSON [[user, id, token, content], ...]. A queue
+   * Up to {@code limit} queued messages, oldest write first: a JSON list of {@code pending} records. A queue
    * entry whose message is not stored (it never landed, or a crash came between two commits) is dropped,
    * as is one whose message already has the vector of its content.
    */
@@ -415,7 +414,7 @@ final class Vectors implements Closeable {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     IndexSearcher searcher = manager.acquire();
     List<String> stale = new ArrayList<>();
-    try (JsonGenerator g = Engine.jsonFactory().createGenerator(out)) {
+    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       int n = 0;
       outer:
@@ -439,18 +438,13 @@ final class Vectors implements Closeable {
           if (written.contains(key)) {
             continue; // its message is not committed yet
           }
-          Object[] m = messages.find(key);
-          if (m == null || hasVector(searcher, key, (String) m[0])) {
+          Stored m = messages.find(key);
+          if (m == null || hasVector(searcher, key, m.token())) {
             stale.add(key);
             continue;
           }
           String[] parts = key.split(SEP, 2);
-          g.writeStartArray();
-          g.writeString(parts[0]);
-          g.writeString(parts[1]);
-          g.writeString((String) m[0]);
-          g.writeString((String) m[5]);
-          g.writeEndArray();
+          Wire.pending(g, parts[0], parts[1], m.token(), m.content());
           if (++n >= limit) {
             break outer;
           }
@@ -525,7 +519,7 @@ final class Vectors implements Closeable {
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     IndexSearcher searcher = manager.acquire();
-    try (JsonGenerator g = Engine.jsonFactory().createGenerator(out)) {
+    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       if (k > 0) {
         Query filter = b.build();

@@ -1,7 +1,8 @@
-package io.refind.lucene;
+package io.refind.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.refind.lucene.Analysis;
+import io.refind.lucene.Documents;
+import io.refind.lucene.Wire;
 import java.io.IOException;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -25,6 +26,11 @@ import org.apache.lucene.store.FSDirectory;
  * Two shapes: {@code "text"}, each message as one analyzed field and its stored text (what a bare Lucene
  * index of the messages costs); {@code "refind"}, the documents refind writes (every field of a message
  * document, and each session's two documents, its text analyzed once with its messages).
+ *
+ * <p>A benchmark's helper, not part of refind: it lives in benchmarks/java and is compiled on demand against
+ * refind's jar into a jar of its own ({@code benchmarks.javac.bench_jar}), which the benchmark adds to the
+ * running JVM's class path. It uses only the public parts of the engine ({@link Analysis}, {@link
+ * Documents}, {@link Wire.Message}), so it writes exactly what the engine writes.
  */
 public final class Ceiling {
   private Ceiling() {}
@@ -41,16 +47,14 @@ public final class Ceiling {
     if (!shape.equals("text") && !shape.equals("refind")) {
       throw new IllegalArgumentException("shape: expected text or refind, got " + shape);
     }
-    ObjectMapper mapper = new ObjectMapper();
-    List<ArrayNode> records = new ArrayList<>(contents.length); // built before the clock starts
+    List<Wire.Message> records = new ArrayList<>(contents.length); // built before the clock starts
     for (int i = 0; i < contents.length; i++) {
-      ArrayNode r = mapper.createArrayNode();
-      r.add(users[i]).add(sessions[i]).add(Integer.toString(i)).add(i).add(1_700_000_000_000L + i);
-      r.add(roles[i]).add(contents[i]).addNull().addNull().add(false);
-      records.add(r);
+      records.add(new Wire.Message(
+          users[i], sessions[i], Integer.toString(i), i, 1_700_000_000_000L + i, roles[i], contents[i], null, null,
+          false, null));
     }
-    Analyzer analyzer = Engine.buildAnalyzer();
-    org.apache.lucene.document.FieldType textType = Engine.textType(false);
+    Analyzer analyzer = Analysis.buildAnalyzer();
+    org.apache.lucene.document.FieldType textType = Documents.textType(false);
     IndexWriterConfig config = new IndexWriterConfig(analyzer);
     config.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
     config.setSimilarity(new BM25Similarity());
@@ -72,19 +76,19 @@ public final class Ceiling {
           writer.addDocument(doc);
         }
       } else {
-        Engine.MessageDoc doc = new Engine.MessageDoc(textType);
+        Documents.MessageDoc doc = new Documents.MessageDoc(textType);
         List<String[]> parts = new ArrayList<>();
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < records.size(); i++) {
-          String[] analyzed = Engine.terms(analyzer, contents[i]).toArray(new String[0]);
+          String[] analyzed = Analysis.terms(analyzer, contents[i]).toArray(new String[0]);
           doc.fill(records.get(i), analyzed, 1_700_000_000_000L);
-          writer.addDocument(doc.doc);
+          writer.addDocument(doc.doc());
           parts.add(analyzed);
           text.append(text.length() == 0 ? "" : "\n").append(contents[i]);
           boolean last =
               i + 1 == records.size() || !users[i + 1].equals(users[i]) || !sessions[i + 1].equals(sessions[i]);
           if (last) {
-            for (Document d : Engine.sessionDocs(users[i], sessions[i], text.toString(), parts, textType)) {
+            for (Document d : Documents.sessionDocs(users[i], sessions[i], text.toString(), parts, textType)) {
               writer.addDocument(d);
             }
             parts = new ArrayList<>();
