@@ -170,7 +170,7 @@ def standing_blocks(
     and only those sharing a word. Each shows its standing sentence, the rest of its message cut (``[…]``).
     Then up to ``facts`` of the person's lasting facts (:func:`fact_blocks`, ranked by ``nearness`` when
     given)."""
-    lasting = fact_blocks(store, user_id, reading, facts, nearness) if facts > 0 else []
+    lasting = fact_blocks(store, user_id, reading, facts, nearness, read_ids) if facts > 0 else []
     if k <= 0:
         return lasting
     found = [h for h in standing_candidates(store, user_id) if h.id not in read_ids]
@@ -203,11 +203,13 @@ def fact_blocks(
     reading: QuestionReading,
     k: int,
     nearness: Callable[[Sequence[str]], Sequence[float]] | None = None,
+    read_ids: Collection[str] = (),
 ) -> list[Evidence]:
-    """Up to ``k`` of the person's current lasting facts (:func:`current_facts`; issue 37), whether or not a
-    round has read them: a fact a round found may still fall out of a small budget with its session, and the
-    packing shows it once (:func:`refind.evidence.order_evidence` leaves out a fact's block where the evidence
-    shows its sentence). A request ("can you put together snacks for a hike?") shares no word with the fact that
+    """Up to ``k`` of the person's current lasting facts (:func:`current_facts`; issue 37) not among
+    ``read_ids``, and with them those among ``read_ids`` that rank above the last of the ``k``: a fact a round
+    found may still fall out of a small budget with its session, and the packing shows it once
+    (:func:`refind.evidence.order_evidence` leaves out a fact's block where the evidence shows its sentence),
+    so a fact a round read never takes an unread one's place. A request ("can you put together snacks for a hike?") shares no word with the fact that
     matters ("I'm type 1 diabetic"): the facts are in view without being asked for.
 
     With ``nearness`` (each sentence's cosine to the question: the search has an embedder), the nearest
@@ -256,7 +258,13 @@ def fact_blocks(
         )
         if not reading.is_request:  # a question about what happened: only the facts on its topic
             ranked = [f for f in ranked if shares[f.hit.id]]
-    ranked = ranked[:k]
+    kept, unread = [], 0
+    for f in ranked:
+        if unread == k:
+            break
+        kept.append(f)
+        unread += f.hit.id not in read_ids
+    ranked = kept
     out = []
     for i, f in enumerate(ranked):
         h, score = f.hit, 2 * (len(ranked) - i)  # best first; an earlier fact right after the one it preceded
