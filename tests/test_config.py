@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import refind
 from refind.agent.kinds import PlanKnobs
+from refind.cli import main
 from refind.config import (
     DEFAULTS,
     ENVIRONMENT,
@@ -132,6 +134,26 @@ def test_every_agent_knob_is_reachable_from_settings(monkeypatch: pytest.MonkeyP
     assert agent.reading_rules.form_words is False
     made = refind.HeuristicAgent.from_settings(Settings(max_rounds=2, feedback=True, feedback_terms=3))
     assert (made.max_rounds, made.knobs.feedback, made.knobs.feedback_terms) == (2, True, 3)
+
+
+def test_the_cli_sets_any_setting_for_one_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("REFIND_MAX_ROUNDS", "REFIND_BREADTH_K"):
+        monkeypatch.setenv(name, "")  # empty: unset; restored after the test, as --set writes the environment
+    bad = CliRunner().invoke(main, ["--set", "max_rounds=99", "stats"])
+    assert bad.exit_code == 2 and "max_rounds: input should be less than or equal to 20" in bad.output
+    bad = CliRunner().invoke(main, ["--set", "rounds", "stats"])
+    assert bad.exit_code == 2 and "expected NAME=VALUE" in bad.output
+    with refind.Memory(tmp_path / "index", embedder=None) as mem:
+        mem.add("me", "s1", [{"role": "user", "content": "I bought a red kayak in May."}])
+    ok = CliRunner().invoke(
+        main,
+        ["--data", str(tmp_path / "index"), "--set", "max-rounds=1", "search", "kayak", "--set", "breadth_k=2"]
+        + ["--no-daemon", "--json"],
+        env={"REFIND_EMBEDDER": "off"},
+    )
+    assert ok.exit_code == 0, ok.output
+    assert refind.SearchResult.model_validate_json(ok.stdout).evidence
+    assert Settings.from_env().agent.max_rounds == 1 and Settings.from_env().breadth_k == 2
 
 
 # ---------------------------------------------------------------------------------------------- one reader
