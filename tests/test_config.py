@@ -147,7 +147,16 @@ def test_the_cli_sets_any_setting_for_one_command(monkeypatch: pytest.MonkeyPatc
         mem.add("me", "s1", [{"role": "user", "content": "I bought a red kayak in May."}])
     ok = CliRunner().invoke(
         main,
-        ["--data", str(tmp_path / "index"), "--set", "max-rounds=1", "search", "kayak", "--set", "breadth_k=2"]
+        [
+            "--data",
+            str(tmp_path / "index"),
+            "--set",
+            "max-rounds=1",
+            "search",
+            "kayak",
+            "--set",
+            "breadth_k=2",
+        ]
         + ["--no-daemon", "--json"],
         env={"REFIND_EMBEDDER": "off"},
     )
@@ -236,3 +245,28 @@ def test_the_configuration_page_names_every_variable() -> None:
     for name, field in refind.LLMOptions.model_fields.items():
         if field.default is None:  # read from the environment when left unset
             assert f"`{env_name(name, 'LLM_')}`" in page, f"docs/configuration.md lacks the LLM option {name}"
+
+
+def test_the_fronts_llm_agent_starts_from_the_settings_heuristic_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--agent llm` (CLI and service): the heuristic rounds it runs first, and falls back to, are the
+    settings' heuristic agent, not one with the defaults."""
+    pytest.importorskip("openai")
+    from refind.cli._app import _agent
+
+    monkeypatch.setenv("REFIND_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never called here
+    monkeypatch.setenv("REFIND_MAX_ROUNDS", "2")
+    monkeypatch.setenv("REFIND_BREADTH_K", "3")
+    agent = _agent("llm")
+    assert isinstance(agent, refind.LLMAgent) and isinstance(agent.fallback, refind.HeuristicAgent)
+    assert (agent.fallback.max_rounds, agent.fallback.knobs.breadth_k) == (2, 3)
+    pytest.importorskip("fastapi")
+    from refind.server._app import _Runtime
+    from refind.server._config import ServerConfig
+
+    runtime = _Runtime(None, None, ServerConfig.build(agent="llm"), Settings(max_rounds=5), owns=True)
+    assert isinstance(runtime.agent, refind.LLMAgent) and isinstance(
+        runtime.agent.fallback, refind.HeuristicAgent
+    )
+    assert runtime.agent.fallback.max_rounds == 5

@@ -213,5 +213,8 @@ def _zone(ctx: click.Context) -> tzinfo:
 
 
 def _agent(name: str) -> refind.Agent | None:
-    """None means Memory.search's default (the heuristic agent with the settings' max_rounds)."""
-    return refind.LLMAgent() if name == "llm" else None
+    """None means Memory.search's default (the heuristic agent of the settings). The LLM agent's heuristic
+    rounds (first, and its fallback) are that agent too."""
+    if name != "llm":
+        return None
+    return refind.LLMAgent(fallback=refind.HeuristicAgent.from_settings(refind.Settings.from_env()))
