@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from refind.config import DEFAULTS
 from refind.models import Hit
 from refind.policy import POLICY
 
@@ -33,15 +34,15 @@ T = TypeVar("T", bound=Hashable)
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """Session-fusion settings (:class:`refind.config.Settings` gives them: ``fusion_*``). ``w_session=0`` ranks
+    """Session-fusion settings (the ``fusion_*`` settings give them, and their defaults). ``w_session=0`` ranks
     by BM25 alone. ``sessions`` says how a session's rank r2 is found: ``hits`` (by the sum of its hits' BM25
     scores, ReFind's rule) or ``documents`` (by BM25 over the session's whole text, which the store indexes
     as one document per session)."""
 
-    k0: float = 60.0
-    w_hit: float = 1.0
-    w_session: float = 1.0
-    sessions: SessionSource = "hits"
+    k0: float = DEFAULTS.fusion_k0
+    w_hit: float = DEFAULTS.fusion_w_hit
+    w_session: float = DEFAULTS.fusion_w_session
+    sessions: SessionSource = DEFAULTS.fusion_sessions
 
 
 def reciprocal(rank: int, k0: float, weight: float = 1.0) -> float:

@@ -193,13 +193,13 @@ class Memory:
         embed_in_background: bool = True,
         **overrides: Any,
     ) -> None:
-        if settings is not None and overrides:
-            settings = settings.model_copy(update=overrides)
-        elif settings is None:
-            try:
+        try:
+            if settings is None:
                 settings = Settings.from_env(**overrides)
-            except Exception as exc:
-                raise InvalidInput(f"settings: {exc}") from exc
+            elif overrides:
+                settings = settings.with_values(**overrides)
+        except Exception as exc:
+            raise InvalidInput(f"settings: {exc}") from exc
         self.settings = settings
         if store is not None:
             if path is not None:
@@ -552,10 +552,10 @@ class Memory:
         return session.result(max_tokens=max_tokens)
 
     def default_agent(self) -> HeuristicAgent:
-        """The agent :meth:`search` runs when given none: a :class:`HeuristicAgent` with this memory's
-        ``max_rounds``, ``time_filters`` and ``feedback`` settings."""
-        s = self.settings
-        return HeuristicAgent(s.max_rounds, time_filters=s.time_filters, feedback=s.feedback, shapes=s.shapes)
+        """The agent :meth:`search` runs when given none: a :class:`HeuristicAgent` with this memory's agent
+        settings (:class:`refind.config.AgentSettings`: ``max_rounds``, ``time_filters``, ``shapes``,
+        ``breadth_k``, ...)."""
+        return HeuristicAgent.from_settings(self.settings)
 
     def open_session(
         self,

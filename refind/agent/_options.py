@@ -2,17 +2,17 @@
 
 Every option's type, bound and default is written here once; ``LLMAgent(...)`` takes the same names as keyword
 arguments and validates them through this model, so a bad value is an :class:`~refind.InvalidInput` that names
-the option, what it got and what is valid. Options left ``None`` come from the environment (read in
-:meth:`LLMOptions.from_env`, the one place the LLM agent reads ``REFIND_LLM_*`` options), else their default.
+the option, what it got and what is valid. Options left ``None`` come from their ``REFIND_LLM_<NAME>`` variable
+(:meth:`LLMOptions.from_env`, through refind.config's one reader), else their default.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
+from refind.config import env_values
 from refind.errors import InvalidInput
 
 __all__ = ["DEFAULT_MODEL", "LLMOptions", "ToolMode"]
@@ -29,7 +29,6 @@ _Int = Annotated[int, Strict()]  # 4, not True, 4.0 or "4"
 _Number = Annotated[float, Strict()]  # 4 or 4.5, not True or "4"
 _Bool = Annotated[bool, Strict()]  # True, not 1 or "yes"
 _Wait = Annotated[float, Strict(), Field(ge=0)]
-_OFF = {"0", "false", "no", "off"}
 
 
 class LLMOptions(BaseModel):
@@ -39,8 +38,10 @@ class LLMOptions(BaseModel):
     ``None`` means "from the environment, else the default": ``model`` (``REFIND_LLM_MODEL``, else
     ``gpt-4o-mini``), ``heuristic_first`` (``REFIND_LLM_HEURISTIC_FIRST``, else true),
     ``conversation_tokens`` (``REFIND_LLM_CONVERSATION_TOKENS``, else 12,000), ``tool_mode``
-    (``REFIND_LLM_TOOL_MODE``, else ``native``) and ``observation_tokens`` (600 heuristic first, else 1,500).
-    :meth:`from_env` fills them in; :attr:`refind.LLMAgent.options` holds the filled-in options.
+    (``REFIND_LLM_TOOL_MODE``, else ``native``) and ``observation_tokens`` (``REFIND_LLM_OBSERVATION_TOKENS``,
+    else 600 heuristic first, else 1,500). :meth:`from_env` fills them in; :attr:`refind.LLMAgent.options`
+    holds the filled-in options. These are the LLM agent's group of settings, as :class:`refind.Settings`
+    holds the store's, the search's, the packing's and the heuristic agent's.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -88,41 +89,23 @@ class LLMOptions(BaseModel):
 
     @classmethod
     def from_env(cls, **values: Any) -> LLMOptions:
-        """The options for ``values``, those left ``None`` filled from the ``REFIND_LLM_*`` environment, else
-        their defaults (see the class docstring)."""
+        """The options for ``values``, those left ``None`` filled from their ``REFIND_LLM_<NAME>`` variable
+        (read by :func:`refind.config.env_values`), else their defaults (see the class docstring)."""
         given = cls.checked(**values)
-        env = os.environ
-        heuristic_first = given.heuristic_first
-        if heuristic_first is None:
-            heuristic_first = env.get("REFIND_LLM_HEURISTIC_FIRST", "true").strip().lower() not in _OFF
-        conversation = given.conversation_tokens
-        if conversation is None:
-            raw = (env.get("REFIND_LLM_CONVERSATION_TOKENS") or "").strip()
-            try:
-                conversation = int(raw) if raw else DEFAULT_CONVERSATION_TOKENS
-            except ValueError:
-                raise InvalidInput(
-                    f"REFIND_LLM_CONVERSATION_TOKENS: expected an integer of at least 500, got {raw!r}"
-                ) from None
-        tool_mode = given.tool_mode or env.get("REFIND_LLM_TOOL_MODE", "").strip().lower() or "native"
-        if tool_mode not in get_args(ToolMode):
-            modes = ", ".join(get_args(ToolMode))
-            raise InvalidInput(f"REFIND_LLM_TOOL_MODE: expected one of {modes}, got {tool_mode!r}")
-        observation = given.observation_tokens
-        if observation is None:
-            observation = (
+        unset = {name for name, value in given if value is None}
+        env = env_values(cls, "LLM_", only=unset)
+        filled = {**given.model_dump(), **env}
+        heuristic_first = filled["heuristic_first"] is not False
+        defaults = {
+            "model": DEFAULT_MODEL,
+            "heuristic_first": True,
+            "conversation_tokens": DEFAULT_CONVERSATION_TOKENS,
+            "tool_mode": "native",
+            "observation_tokens": (
                 HEURISTIC_FIRST_OBSERVATION_TOKENS if heuristic_first else MODEL_ONLY_OBSERVATION_TOKENS
-            )
-        return cls.checked(
-            **{
-                **given.model_dump(),
-                "model": given.model or env.get("REFIND_LLM_MODEL") or DEFAULT_MODEL,
-                "heuristic_first": heuristic_first,
-                "conversation_tokens": conversation,
-                "tool_mode": tool_mode,
-                "observation_tokens": observation,
-            }
-        )
+            ),
+        }
+        return cls.checked(**{k: defaults.get(k) if v is None else v for k, v in filled.items()})
 
 
 def _problems(exc: ValidationError) -> str:

@@ -25,12 +25,14 @@ shorter.
 from __future__ import annotations
 
 from refind.agent.kinds import KINDS, Kinds, PlanContext, PlanKnobs
+from refind.config import DEFAULTS, AgentSettings
 from refind.models import Round
-from refind.policy import POLICY
 from refind.query.reading import ReadingRules
 from refind.search.session import SearchSession
 
 __all__ = ["HeuristicAgent"]
+
+_DEFAULT = DEFAULTS.agent  # every knob's default is AgentSettings'
 
 
 class HeuristicAgent:
@@ -39,23 +41,27 @@ class HeuristicAgent:
     form words, ``openings=False`` drops a summary's openings round, ``feedback=True`` adds a feedback round
     of ``feedback_terms`` terms (for ablations); ``time_weight`` is the time round's weight in the session
     ranking; ``breadth_k`` / ``breadth_window`` how a breadth question widens the rounds; ``kinds`` the
-    registry of round kinds (default: every registered kind, :data:`refind.agent.kinds.KINDS`)."""
+    registry of round kinds (default: every registered kind, :data:`refind.agent.kinds.KINDS`).
+
+    Every knob but ``kinds`` is a field of :class:`refind.config.AgentSettings`, which gives its default, its
+    bounds and its ``REFIND_*`` variable; :meth:`from_settings` builds the agent a memory's settings describe
+    (what :meth:`refind.Memory.search` runs when given no agent)."""
 
     name = "heuristic"
 
     def __init__(
         self,
-        max_rounds: int = 4,
+        max_rounds: int = _DEFAULT.max_rounds,
         *,
-        time_filters: bool = True,
-        time_weight: float = POLICY.weight_question,
-        feedback: bool = False,
-        feedback_terms: int = POLICY.feedback_terms,
-        shapes: bool = True,
-        breadth_k: int = POLICY.breadth_k,
-        breadth_window: int = POLICY.breadth_window,
-        form_words: bool = True,
-        openings: bool = True,
+        time_filters: bool = _DEFAULT.time_filters,
+        time_weight: float = _DEFAULT.time_weight,
+        feedback: bool = _DEFAULT.feedback,
+        feedback_terms: int = _DEFAULT.feedback_terms,
+        shapes: bool = _DEFAULT.shapes,
+        breadth_k: int = _DEFAULT.breadth_k,
+        breadth_window: int = _DEFAULT.breadth_window,
+        form_words: bool = _DEFAULT.form_words,
+        openings: bool = _DEFAULT.openings,
         kinds: Kinds | None = None,
     ) -> None:
         if max_rounds < 1:
@@ -72,6 +78,13 @@ class HeuristicAgent:
             openings=openings,
         )
         self.kinds = kinds if kinds is not None else KINDS
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings, *, kinds: Kinds | None = None) -> HeuristicAgent:
+        """The agent ``settings`` describe (an :class:`~refind.config.AgentSettings`, or a whole
+        :class:`~refind.Settings`: its agent fields)."""
+        knobs = {name: getattr(settings, name) for name in AgentSettings.model_fields}
+        return cls(**knobs, kinds=kinds)
 
     def plan(self, session: SearchSession) -> list[Round]:
         """The rounds this agent would run for ``session``'s question, in order (its time cue resolved against

@@ -46,7 +46,6 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -65,6 +64,7 @@ from refind.agent.base import Agent
 from refind.agent.heuristic import HeuristicAgent
 from refind.agent.textcalls import check_dates, text_tool_calls
 from refind.agent.toolmodes import response_format, result_message, tools_prompt
+from refind.config import env_var
 from refind.errors import InvalidInput, LLMUnavailable
 from refind.evidence import format_date
 from refind.models import Evidence
@@ -240,8 +240,8 @@ class LLMAgent:
             self.client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
             self.base_url = str(getattr(client, "base_url", "")) or None
             return
-        key = api_key or os.environ.get("REFIND_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        url = base_url or os.environ.get("REFIND_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        key = api_key or env_var("REFIND_LLM_API_KEY") or env_var("OPENAI_API_KEY")
+        url = base_url or env_var("REFIND_LLM_BASE_URL") or env_var("OPENAI_BASE_URL")
         if not key and not url:
             raise LLMUnavailable(
                 "LLMAgent has no model endpoint: set REFIND_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI, or "

@@ -4,6 +4,7 @@ shares to open the index (``--data`` / ``--store``) and pick an agent."""
 from __future__ import annotations
 
 import importlib
+import os
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,41 @@ class _Group(click.Group):
 
 # ---------------------------------------------------------------------------------------------- the group
 
+_SET_HELP = (
+    "Change a setting for this command: NAME=VALUE, NAME a field of refind.Settings (top_k, window, overfetch, "
+    "max_rounds, breadth_k, feedback, ...: docs/configuration.md), VALUE as its REFIND_NAME variable would "
+    "hold it; checked before anything runs. Repeatable."
+)
+
+
+def _apply_settings(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    """``--set NAME=VALUE``: checked against :class:`refind.Settings`, then put in this process's environment
+    as the setting's variable, so the memory this command opens, the processes it starts (the index's
+    daemon, the service's workers) and the daemon's identity all see it as they see ``REFIND_*``."""
+    for item in values:
+        name, sep, text = item.partition("=")
+        name = name.strip().lower().replace("-", "_")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", ctx, param)
+        try:
+            refind.Settings.parse(name, text)
+        except refind.InvalidInput as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+        os.environ[refind.Settings.variable(name)] = text
+
+
+def _set_option(command: Any) -> Any:
+    """``--set NAME=VALUE`` (repeatable) on the group and on the commands that search."""
+    return click.option(
+        "--set",
+        "settings",
+        multiple=True,
+        metavar="NAME=VALUE",
+        expose_value=False,
+        callback=_apply_settings,
+        help=_SET_HELP,
+    )(command)
+
 
 @click.group(cls=_Group, context_settings=_CONTEXT)
 @click.option(
@@ -106,6 +142,7 @@ class _Group(click.Group):
     help="Time zone the dates are shown in: an IANA name (Europe/Paris, America/Los_Angeles, UTC) or local. "
     "Default: $TZ, else this machine's. Stored times are UTC whatever it is.",
 )
+@_set_option
 @click.option("-v", "--verbose", is_flag=True, help="Also show the library's info messages on stderr.")
 @click.version_option(refind.__version__, "--version", prog_name="refind")
 @click.pass_context
@@ -176,5 +213,8 @@ def _zone(ctx: click.Context) -> tzinfo:
 
 
 def _agent(name: str) -> refind.Agent | None:
-    """None means Memory.search's default (the heuristic agent with the settings' max_rounds)."""
-    return refind.LLMAgent() if name == "llm" else None
+    """None means Memory.search's default (the heuristic agent of the settings). The LLM agent's heuristic
+    rounds (first, and its fallback) are that agent too."""
+    if name != "llm":
+        return None
+    return refind.LLMAgent(fallback=refind.HeuristicAgent.from_settings(refind.Settings.from_env()))

@@ -21,6 +21,7 @@ from refind.cli._app import (
     _location,
     _no_daemon_option,
     _open,
+    _set_option,
     _zone,
     main,
 )
@@ -101,6 +102,7 @@ def _untitled(mem: refind.Memory, user: str, result: refind.SearchResult) -> dic
 )
 @click.option("--trace", is_flag=True, help="Also show the rounds: keywords, dates, hits, time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the SearchResult as JSON (for scripts).")
+@_set_option
 @_no_daemon_option
 @click.pass_context
 def search(
@@ -124,6 +126,8 @@ def search(
     Prints the evidence grouped by session, sessions in time order, with the session dates; the turns a
     search matched are marked with ▶ (the others are the context window around them). The index is
     opened read-only; with the heuristic agent, the index's background process answers (docs/cli.md).
+    Every setting, the heuristic agent's knobs among them, can be changed for one search with --set
+    (--set max_rounds=6 --set breadth_k=3 --set feedback=on).
     """
     params = {
         "question": question, "user": user, "now": now, "top_k": top_k, "window": window,

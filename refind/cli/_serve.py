@@ -14,6 +14,7 @@ from refind.cli._app import (
     _data_option,
     _Failure,
     _location,
+    _set_option,
     main,
 )
 
@@ -131,6 +132,7 @@ from refind.cli._app import (
     default=None,
     help="Write the bound port here once listening (with --port 0).",
 )
+@_set_option
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -158,9 +160,10 @@ def serve(
     """Serve the index over HTTP: Add/Search, the Agent Memory Leaderboard contract.
 
     Runs until Ctrl-C or SIGTERM (requests in flight finish, then the index is closed). The service
-    holds the index's write lock; `refind search` and `refind stats` still work beside it. Settings are
-    checked before anything starts; a bad one is a one-line error. `python -m refind.server` is the same
-    command. Needs the serve extra: pip install 'refind[serve]'.
+    holds the index's write lock; `refind search` and `refind stats` still work beside it. The searches use
+    the settings of the environment and of --set (the heuristic agent's among them: --set max_rounds=6).
+    Settings are checked before anything starts; a bad one is a one-line error. `python -m refind.server`
+    is the same command. Needs the serve extra: pip install 'refind[serve]'.
     """
     try:
         from refind.server import serve as run_server

@@ -11,10 +11,10 @@ longer than its model's window; a message's beginning says what it is about). Re
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
+from refind.config import env_var
 from refind.embed.base import normalized
 from refind.errors import EmbedderUnavailable, InvalidInput
 
@@ -38,7 +38,7 @@ class EndpointEmbedder:
         timeout: float = 60.0,
         max_retries: int = 3,
     ) -> None:
-        model = model or os.environ.get("REFIND_EMBED_MODEL")
+        model = model or env_var("REFIND_EMBED_MODEL")
         if not model:
             raise InvalidInput(
                 "embedding endpoint: no model named; pass model=... or set REFIND_EMBED_MODEL "
@@ -55,8 +55,8 @@ class EndpointEmbedder:
                 import openai
             except ImportError as exc:  # pragma: no cover - openai is a dependency
                 raise EmbedderUnavailable("the embeddings endpoint needs the openai package") from exc
-            url = base_url or os.environ.get("REFIND_EMBED_BASE_URL")
-            key = api_key or os.environ.get("REFIND_EMBED_API_KEY") or os.environ.get("OPENAI_API_KEY")
+            url = base_url or env_var("REFIND_EMBED_BASE_URL")
+            key = api_key or env_var("REFIND_EMBED_API_KEY") or env_var("OPENAI_API_KEY")
             if not url and not key:
                 raise EmbedderUnavailable(
                     "no embeddings endpoint: set REFIND_EMBED_BASE_URL (e.g. http://localhost:8080/v1 for "

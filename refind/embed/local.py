@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from refind.config import env_var
 from refind.errors import EmbedderUnavailable
 
 __all__ = ["MODEL_NAME", "LocalEmbedder", "default_model_dir", "install"]
@@ -51,7 +52,7 @@ def default_model_dir() -> Path:
     """``$REFIND_MODEL_DIR``; else the environment's own ``share/refind/models`` when it holds the model
     (``make setup`` builds it there); else ``refind/models`` in the per-user cache (``$XDG_CACHE_HOME`` or
     ``~/.cache``)."""
-    env = os.environ.get("REFIND_MODEL_DIR")
+    env = env_var("REFIND_MODEL_DIR")
     if env:
         return Path(env).expanduser()
     local = Path(sys.prefix) / "share" / "refind" / "models"
@@ -149,7 +150,7 @@ class LocalEmbedder:
         path = install(model_dir)
         self._np = numpy
         if threads is None:
-            threads = int(os.environ.get("REFIND_EMBED_THREADS") or min(2, os.cpu_count() or 1))
+            threads = int(env_var("REFIND_EMBED_THREADS") or min(2, os.cpu_count() or 1))
         self._ort = ort
         self._path = path
         self._threads = max(1, threads)

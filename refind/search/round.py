@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
+from refind.config import DEFAULTS
 from refind.fusion import Fusion, fuse_hits
 from refind.lexicon import FUNCTION_WORDS
 from refind.models import Evidence, Hit, Turn, trusted
@@ -102,15 +103,15 @@ def search_round(
     user_id: str,
     keywords: str,
     *,
-    top_k: int = 5,
-    window: int = 2,
+    top_k: int = DEFAULTS.top_k,
+    window: int = DEFAULTS.window,
     filters: Filters | None = None,
     fusion: Fusion | None = None,
-    overfetch: int = 50,
+    overfetch: int = DEFAULTS.overfetch,
     round_no: int = 1,
     read: Callable[[Hit], bool] | None = None,
-    window_tokens: int | None = None,
-    context_tokens: int | None = None,
+    window_tokens: int | None = DEFAULTS.window_tokens,
+    context_tokens: int | None = DEFAULTS.context_tokens,
 ) -> tuple[list[Evidence], list[Hit], list[list[str]]]:
     """Run one round. Returns the evidence blocks (best first), the BM25 hits fused, and the round's
     session orders (for fusing sessions across rounds).
@@ -131,11 +132,11 @@ def search_round(
 
 def round_spec(
     keywords: str,
-    top_k: int = 5,
-    window: int = 2,
+    top_k: int = DEFAULTS.top_k,
+    window: int = DEFAULTS.window,
     filters: Filters | None = None,
     fusion: Fusion | None = None,
-    overfetch: int = 50,
+    overfetch: int = DEFAULTS.overfetch,
     read: Callable[[Hit], bool] | bool | None = None,
     *,
     titles: bool = False,

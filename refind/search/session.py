@@ -18,6 +18,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Literal
 
+from refind.config import DEFAULTS
 from refind.embed.base import Embedder
 from refind.evidence import order_evidence, pack, rendered_tokens
 from refind.fusion import Fusion, credit, final_score, reciprocal
@@ -81,20 +82,20 @@ class SearchSession:
         user_id: str,
         reading: QuestionReading,
         *,
-        top_k: int = 5,
-        window: int = 2,
-        readset: ReadSet = "message",
+        top_k: int = DEFAULTS.top_k,
+        window: int = DEFAULTS.window,
+        readset: ReadSet = DEFAULTS.readset,
         fusion: Fusion | None = None,
-        overfetch: int = 50,
+        overfetch: int = DEFAULTS.overfetch,
         agent: str = "heuristic",
-        context_tokens: int | None = 150,
-        window_tokens: int | None = None,
-        hit_tokens: int | None = 1000,
-        latest_boost: float = 0.0,
-        standing: int = 0,
-        standing_facts: int = 0,
+        context_tokens: int | None = DEFAULTS.context_tokens,
+        window_tokens: int | None = DEFAULTS.window_tokens,
+        hit_tokens: int | None = DEFAULTS.hit_tokens,
+        latest_boost: float = DEFAULTS.latest_boost,
+        standing: int = DEFAULTS.standing,
+        standing_facts: int = DEFAULTS.standing_facts,
         scope: Sequence[str] | None = None,
-        segment_turns: int = POLICY.segment_turns,
+        segment_turns: int = DEFAULTS.segment_turns,
         embedder: Embedder | None = None,
     ) -> None:
         self.reading = reading

@@ -163,7 +163,10 @@ class _Runtime:
         self.path = path
         self.config = config
         self.settings = settings
-        self.agent: refind.Agent | None = refind.LLMAgent() if config.agent == "llm" else None
+        self.agent: refind.Agent | None = None  # the memory's default: the heuristic agent of its settings
+        if config.agent == "llm":  # its heuristic rounds (first, and its fallback) are that agent too
+            seed = refind.HeuristicAgent.from_settings(settings or refind.Settings.from_env())
+            self.agent = refind.LLMAgent(fallback=seed)
         self.retention: _Retention | None = None
         self.pool: SearchPool | None = None
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
+from refind.config import env_var
 from refind.errors import InvalidInput
 
 __all__ = ["DEFAULT_BODY_BYTES_IN_FLIGHT", "DEFAULT_MAX_BODY_BYTES", "AuthScheme", "ServerConfig"]
@@ -98,8 +99,8 @@ class ServerConfig(BaseModel):
         """Validate ``values`` (``None`` means the default; ``api_key`` falls back to ``$REFIND_API_KEY``),
         raising :class:`refind.InvalidInput` that names the bad setting."""
         values = {k: v for k, v in values.items() if v is not None}
-        if "api_key" not in values and os.environ.get("REFIND_API_KEY"):
-            values["api_key"] = os.environ["REFIND_API_KEY"]
+        if "api_key" not in values and env_var("REFIND_API_KEY"):
+            values["api_key"] = env_var("REFIND_API_KEY")
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

@@ -98,7 +98,8 @@ def _start_worker(path: str, settings: dict[str, Any] | None, agent: str, warm_u
     _exit_with_parent()
     s = refind.Settings(**settings) if settings is not None else None
     _memory = refind.Memory(path, read_only=True, settings=s)
-    _agent = refind.LLMAgent() if agent == "llm" else None
+    seed = refind.HeuristicAgent.from_settings(_memory.settings)  # as the serving process's (_app._Runtime)
+    _agent = refind.LLMAgent(fallback=seed) if agent == "llm" else None
     if warm_up_s > 0:
         _warmed = refind.warm_up(warm_up_s)
     settle_heap()

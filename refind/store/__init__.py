@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from refind.config import Settings, default_data_dir
+from refind.config import Settings, default_data_dir, env_var
 from refind.errors import InvalidInput
 from refind.store.base import Engine
 
@@ -27,7 +27,7 @@ def open_engine(
 ) -> Engine:
     """The engine for ``location`` (see the module docstring)."""
     if location is None:
-        location = os.environ.get("REFIND_STORE") or default_data_dir()
+        location = env_var("REFIND_STORE") or default_data_dir()
     text = str(location)
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
     if text == ":memory:" or scheme == "memory":

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from refind.config import StoreSettings, env_values
 from refind.errors import SetupError
 
 __all__ = ["ENGINE_JAR", "ensure_jvm", "find_jar", "java_bytes", "java_exception_class", "jclass"]
@@ -43,9 +44,12 @@ ENGINE_JAR = Path(__file__).resolve().parent / "java" / "refind-lucene.jar"
 
 
 def find_jar(explicit: str | None = None) -> Path:
-    """Locate the Anserini fatjar: ``explicit`` / ``REFIND_ANSERINI_JAR``, else inside the pyserini package."""
+    """Locate the Anserini fatjar: ``explicit`` / ``REFIND_ANSERINI_JAR``, else inside the pyserini package.
+
+    The variable is read here too (through the one reader, as the ``anserini_jar`` setting) for settings built
+    without the environment (``Settings()``): one JVM serves the process, so its jar is the process's."""
     candidates: list[str] = []
-    explicit = explicit or os.environ.get("REFIND_ANSERINI_JAR")
+    explicit = explicit or env_values(StoreSettings, only={"anserini_jar"}).get("anserini_jar")
     if explicit:
         if not Path(explicit).is_file():
             raise SetupError(

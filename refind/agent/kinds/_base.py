@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from refind.config import DEFAULTS
 from refind.models import MAX_QUERY_TERMS, Evidence, Round
 from refind.policy import POLICY
 from refind.query.reading import QuestionReading
@@ -27,13 +28,13 @@ class PlanKnobs:
     """The knobs of a plan that are not a question's reading (:class:`refind.query.ReadingRules` holds those):
     see :class:`refind.HeuristicAgent`."""
 
-    max_rounds: int = 4
-    time_weight: float = POLICY.weight_question
-    feedback: bool = False
-    feedback_terms: int = POLICY.feedback_terms
-    breadth_k: int = POLICY.breadth_k
-    breadth_window: int = POLICY.breadth_window
-    openings: bool = True
+    max_rounds: int = DEFAULTS.max_rounds
+    time_weight: float = DEFAULTS.time_weight
+    feedback: bool = DEFAULTS.feedback
+    feedback_terms: int = DEFAULTS.feedback_terms
+    breadth_k: int = DEFAULTS.breadth_k
+    breadth_window: int = DEFAULTS.breadth_window
+    openings: bool = DEFAULTS.openings
 
 
 @dataclass

@@ -6,11 +6,11 @@ the form that may be logged (never a secret in it).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from refind.config import env_var
 from refind.errors import InvalidInput
 
 __all__ = ["Location", "parse_location"]
@@ -47,7 +47,6 @@ def parse_location(text: str, env: Mapping[str, str] | None = None) -> Location:
     Secrets may instead come from the environment: ``REFIND_OPENSEARCH_USER``,
     ``REFIND_OPENSEARCH_PASSWORD``, ``REFIND_OPENSEARCH_API_KEY`` (sent as ``Authorization: ApiKey ...``),
     ``REFIND_OPENSEARCH_CA_CERTS``, ``REFIND_OPENSEARCH_VERIFY=0``; the URL wins when it has them."""
-    env = os.environ if env is None else env
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     if scheme not in {"opensearch", "opensearchs"}:
@@ -86,16 +85,16 @@ def parse_location(text: str, env: Mapping[str, str] | None = None) -> Location:
         replicas = int(query["replicas"]) if "replicas" in query else None
     except ValueError:
         raise InvalidInput(f"store: shards and replicas must be integers in {text!r}") from None
-    verify_text = query.get("verify", env.get("REFIND_OPENSEARCH_VERIFY", "1")).lower()
+    verify_text = query.get("verify", env_var("REFIND_OPENSEARCH_VERIFY", env) or "1").lower()
     return Location(
         hosts=hosts,
         prefix=prefix,
         tls=tls,
-        username=username or env.get("REFIND_OPENSEARCH_USER") or None,
-        password=password or env.get("REFIND_OPENSEARCH_PASSWORD") or None,
-        api_key=env.get("REFIND_OPENSEARCH_API_KEY") or None,
+        username=username or env_var("REFIND_OPENSEARCH_USER", env) or None,
+        password=password or env_var("REFIND_OPENSEARCH_PASSWORD", env) or None,
+        api_key=env_var("REFIND_OPENSEARCH_API_KEY", env) or None,
         verify=verify_text not in {"0", "false", "no", "off"},
-        ca_certs=query.get("ca_certs") or env.get("REFIND_OPENSEARCH_CA_CERTS") or None,
+        ca_certs=query.get("ca_certs") or env_var("REFIND_OPENSEARCH_CA_CERTS", env) or None,
         shards=max(1, shards),
         replicas=replicas,
         refresh_interval=query.get("refresh_interval", "200ms"),
