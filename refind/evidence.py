@@ -734,7 +734,16 @@ def pack(
             max_tokens // POLICY.standing_share,
             min(POLICY.standing_tokens, max_tokens // POLICY.standing_cap_share),
         )
-        offered = part(standing, share) if max_tokens >= POLICY.standing_min_budget else []
+        # a standing block ranks by its turn's score, best first (refind.search.standing._block: its block
+        # score, 0, ranks no session against the evidence); packed by block score, they went oldest first
+        offered = (
+            [
+                b.model_copy(update={"score": 0.0})
+                for b in part([_ranked_standing(b) for b in standing], share)
+            ]
+            if max_tokens >= POLICY.standing_min_budget
+            else []
+        )
         used = count_tokens(_render_ordered(offered, context_tokens, hit_tokens)) + 2 if offered else 0
         rest = part([b for b in blocks if not b.standing], max_tokens - used)
         return order_evidence([*offered, *rest])
@@ -849,6 +858,12 @@ def pack(
         order.pop()
         packed = _assemble(ranked, [picks[k] for k in order])
     return packed
+
+
+def _ranked_standing(block: Evidence) -> Evidence:
+    """A standing block with its turn's score as its own, so :func:`by_relevance` (and the packing) takes
+    the standing blocks best first."""
+    return block.model_copy(update={"score": max((t.score for t in block.turns), default=0.0)})
 
 
 def _assemble(ranked: Sequence[Evidence], picks: Sequence[_Pick]) -> list[Evidence]:

@@ -316,6 +316,41 @@ def test_a_small_budget_still_reserves_room_for_standing_instructions() -> None:
     assert count_tokens(render(packed)) <= 1000
 
 
+def test_the_standing_share_takes_the_best_ranked_standing_blocks_not_the_oldest() -> None:
+    """Standing blocks rank by their turn's score (their block score, 0, ranks no session): the reserved
+    share shows the best ranked first, whatever their dates (issue 37: the newer of two facts, ranked first,
+    fell out of the share behind older, lower ranked ones)."""
+    day = 86_400_000
+
+    def fact(i: int, score: float) -> Evidence:
+        text = (
+            f"I'm on medication number {i} for a condition that lasts, and it matters for every plan I make."
+        )
+        turn = Turn(id=f"f{i}:0", turn=0, role="user", content=text, timestamp=1_700_000_000_000 + i * day,
+                    matched=True, score=score)  # fmt: skip
+        return Evidence(
+            id=f"f{i}#0-0",
+            session_id=f"f{i}",
+            session_date=turn.timestamp,
+            turns=[turn],
+            rounds=[0],
+            standing=True,
+            standing_kind="fact",
+        )
+
+    facts = [fact(i, score=float(2 * i)) for i in range(8)]  # the newest ranked best
+    evidence = [
+        _block(f"s{i}", [_turn(j, f"needle {i} {j} " + _noise(60, i * 10 + j), matched=j == 1) for j in range(3)],
+               1.0 - i / 10, ["needl"])
+        for i in range(8)
+    ]  # fmt: skip
+    packed = pack([*facts, *evidence], 1000)
+    shown = [b.session_id for b in packed if b.standing]
+    assert shown and len(shown) < len(facts)
+    assert set(shown) == {f"f{i}" for i in range(7, 7 - len(shown), -1)}  # the best ranked, not the oldest
+    assert all(b.score == 0.0 for b in packed if b.standing)  # they still rank no session
+
+
 def test_pack_is_never_empty_when_a_passage_fits() -> None:
     huge = _block("s", [_turn(0, _noise(5000) + " zebra " + _noise(5000, 2), matched=True)], 1.0, ["zebra"])
     for budget in (40, 60, 100):
