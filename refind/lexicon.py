@@ -531,8 +531,10 @@ FACT_FRAMES: dict[str, re.Pattern[str]] = {
     ),
     # animals kept: "we have two cats", "I have a rescue greyhound"
     "pets": re.compile(
-        rf"\b(?:i|we)\s+(?:have|own|keep)\s+(?:a|an|{_NUMBER})\s+(?:[\w-]+\s+)?(?:dogs?|cats?|pupp(?:y|ies)|kittens?|"
-        r"rabbits?|parrots?|horses?|hamsters?|greyhounds?|retrievers?|terriers?)\b",
+        rf"\b(?:i|we)\s+(?:(?:just|finally)\s+)?(?:have|own|keep|adopted|rescued|fostered)\s+(?:a|an|{_NUMBER})\s+"
+        r"(?:[\w-]+\s+){0,2}?(?:dogs?|cats?|pupp(?:y|ies)|kittens?|rabbits?|parrots?|horses?|hamsters?|greyhounds?|"
+        r"retrievers?|terriers?|mutt|shepherds?|labs?|beagles?|poodles?|huskies|husky|collies?|corgis?|pugs?|"
+        r"spaniels?|tabby|tabbies)\b",
         re.I,
     ),
     # a job: "I'm a nurse", "I work nights", "I work as a contractor"
@@ -580,7 +582,9 @@ FACT_FRAME_GATES: dict[str, frozenset[str]] = {
     "pets": frozenset({
         "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten", "kittens", "rabbit", "rabbits", "parrot",
         "parrots", "horse", "horses", "hamster", "hamsters", "greyhound", "greyhounds", "retriever", "retrievers",
-        "terrier", "terriers",
+        "terrier", "terriers", "mutt", "shepherd", "shepherds", "lab", "labs", "beagle", "beagles",
+        "poodle", "poodles", "husky", "huskies", "collie", "collies", "corgi", "corgis", "pug", "pugs", "spaniel",
+        "spaniels", "tabby", "tabbies",
     }),
     "work": frozenset({"a", "an", "work"}),
     "commitment": frozenset({
@@ -592,7 +596,7 @@ FACT_FRAME_GATES: dict[str, frozenset[str]] = {
 FACT_GATE_WORDS = frozenset({
     "take", "eat", "drink", "won't", "refuse", "nights", "mornings", "evenings", "afternoons", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "kids", "kid", "children",
     "sons", "daughters", "son", "daughter", "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten",
-    "kittens", "rabbits", "parrots", "horses", "greyhound", "greyhounds",
+    "kittens", "rabbits", "parrots", "horses", "greyhound", "greyhounds", "adopted", "rescued", "fostered",
 })
 FACT_GATE_PHRASES = frozenset({
     "i'm on ", "i am on ", "been on ", "-old", "year old", "years old", "months old", "i'm a", "i am a", "as a ",
@@ -727,7 +731,7 @@ FACT_CHANGE = re.compile(
     r"\b(?:no\s+longer|not\s+anymore|any\s*more|moved\s+to|we\s+moved|i\s+moved|quit|stopped|gave\s+up|"
     r"turned\s+out|turns\s+out|cleared|approved|paid\s+off|debt-free|officially|switched|"
     r"i(?:'m|’m|\s+am)\s+now|we(?:'re|’re|\s+are)\s+now|now\s+(?:a|an|in|on)|false\s+alarm|broke\s+up|"
-    r"called\s+off|is\s+off|was\s+born|arrived|adopted|closed\s+on|got\s+(?:married|engaged|divorced|hired|"
+    r"called\s+off|is\s+off|was\s+born|arrived|adopted|rescued|closed\s+on|got\s+(?:married|engaged|divorced|hired|"
     r"laid\s+off|fired|promoted)|new\s+job|started\s+at|retired|out\s+of\s+the)\b",
     re.I,
 )

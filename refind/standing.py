@@ -26,7 +26,9 @@ in every sentence; then facts.
 
 **Fact**: a sentence stating something lasting about the person, their household or their work. It
 
-1. names the person in the first person (``I``, ``my``, ``we``, ``our``…: :data:`~refind.lexicon.FACT_FIRST_PERSON`);
+1. names the person in the first person (``I``, ``my``, ``we``, ``our``…: :data:`~refind.lexicon.FACT_FIRST_PERSON`),
+   or opens on their new thing, "my" left out as news is written ("New passport arrived today", "New job
+   starts Monday": ``new`` and an owned noun of :data:`~refind.lexicon.FACT_OWNED`);
 2. holds a word or phrase of a domain (:data:`~refind.lexicon.FACT_DOMAINS`: health, medication, diet, religion,
    family, pets, home, work, money, legal, commitment, values; "diagnosed", "allergic", "my son", "landlord",
    "employer", "visa", "league", "never again"), or has the shape of a lasting statement
@@ -44,8 +46,8 @@ in every sentence; then facts.
    "at the moment" (:data:`~refind.lexicon.FACT_MOMENT`) unless it names a condition, a medicine, a diet, the
    household, the law, money, work or faith ("I'm on isotretinoin right now" stands; "I'm at the library right
    now" does not). A sentence that says a fact changed (:data:`~refind.lexicon.FACT_CHANGE`: "no longer",
-   "turns out", "switched", "cleared", "was born", "we're now in") and holds a domain word stands though it says
-   when ("the surgeon cleared me today").
+   "turns out", "switched", "cleared", "was born", "adopted", "we're now in") and holds a domain word or a
+   lasting shape stands though it says when ("the surgeon cleared me today", "we adopted a beagle yesterday").
 
 Its ``domain`` is the first domain (in :data:`~refind.lexicon.FACT_DOMAINS` order) with a word in the sentence,
 else the frame's; its ``subject`` the domain word matched (lowercased; for a frame, the frame's first word that
@@ -59,7 +61,8 @@ English only, and deliberately lexical. Known misses, measured in docs/benchmark
 
 - facts stated without a domain word or frame: "I'm six foot seven", "our apartment faces north", "my parents
   are very traditional" (a lasting fact in ordinary words the lists cannot hold without reading every
-  "I'm in a hurry" as one); implied subjects ("Switched jobs!", "Baby boy arrived!" with no "I"/"my");
+  "I'm in a hurry" as one); implied subjects ("Switched jobs!", "Baby boy arrived!", "Turns out the tree-nut thing was a false alarm"
+  with no "I"/"my" in or beside the sentence; "New <owned noun>" is read);
 - facts inside a question or a request sentence ("Funny ask coming from someone with celiac, I know?");
 - chatter that uses a domain word in passing ("my dog just knocked over my coffee" is read as a pets fact;
   "I always lose my keys" is not, as it holds none);
@@ -113,7 +116,7 @@ __all__ = [
 
 StandingKind = Literal["instruction", "preference", "fact"]
 
-RULE_VERSION = 2
+RULE_VERSION = 3
 """The version of this rule, recorded in an index beside what it read in each message: an index read by
 another version (or by none: written before issue 37) is read again on its first writable open. Change it
 with any change to the rule or its lists that changes what it reads."""
@@ -238,7 +241,7 @@ def _words(tokens: list[str]) -> list[tuple[str, str]]:
             if tuple(tokens[i : i + len(phrase)]) == phrase:
                 found.append((domain, " ".join(phrase)))
                 break
-        if t in _POSSESSORS and i + 1 < n:
+        if (t in _POSSESSORS or (i == 0 and t == "new")) and i + 1 < n:
             nxt = tokens[i + 1]
             if nxt in _OWNED:
                 found.append((_OWNED[nxt], nxt))
@@ -263,10 +266,16 @@ def _frame(sentence: str, tokens: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _implied_owner(tokens: list[str]) -> bool:
+    """Whether the sentence leaves out the person it is about but opens on their new thing ("New passport
+    arrived today", "New job starts Monday": "my" dropped, as news is written)."""
+    return len(tokens) > 1 and tokens[0] == "new" and tokens[1] in _OWNED
+
+
 def _fact(sentence: str, tokens: list[str], near_person: bool) -> tuple[str, str, bool] | None:
     """(domain, subject, change) when ``sentence`` states a standing fact (the rule above), else None;
     ``near_person``: a sentence next to it names the person (a change may leave its own subject out)."""
-    person = not FACT_FIRST_PERSON.isdisjoint(tokens)
+    person = not FACT_FIRST_PERSON.isdisjoint(tokens) or _implied_owner(tokens)
     if not (person or near_person) or not tokens:
         return None
     if sentence.endswith("?") or tokens[0] in FACT_QUESTION_START:
@@ -288,7 +297,7 @@ def _fact(sentence: str, tokens: list[str], near_person: bool) -> tuple[str, str
     change = bool(FACT_CHANGE.search(sentence))
     if not person and not (change and found):
         return None
-    if not (change and found):
+    if not change:
         if FACT_TRANSIENT.search(sentence):
             return None
         if domain not in FACT_STATE_DOMAINS and FACT_MOMENT.search(sentence):
@@ -313,7 +322,7 @@ def read_standing(role: str, text: str) -> Standing | None:
             or _DIRECTIVE_AFTER.search(low) is not None
         )
     )
-    fact = not _PERSON_GATE.isdisjoint(words) and (
+    fact = (not _PERSON_GATE.isdisjoint(words) or "new" in words) and (
         not _FACT_GATE.isdisjoint(words)
         or (not _PHRASE_FIRST.isdisjoint(words) and any(phrase in low for phrase in _PHRASES))
         or any(phrase in low for phrase in _INNER_PHRASES)

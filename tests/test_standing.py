@@ -292,6 +292,11 @@ NOT_STANDING = [
     "My package was delayed again.",
     "I just finished mowing the lawn.",
     "Thanks, that was helpful!",
+    # a breed word or "new" that is not the person's pet or thing
+    "I have a mix of furniture, decorative arts, and jewelry.",
+    "The new job market report is out.",
+    "New phone, who dis",
+    "I adopted a new habit of journaling every night.",
     "The report is due on the 12th.",
     "",
 ]
@@ -320,6 +325,12 @@ def test_only_the_persons_own_facts_stand() -> None:
         ("We paid off the last of our student loans today. Officially debt-free!", "money"),
         ("Switched jobs! I'm now a nurse at the children's hospital.", "work"),
         ("Our baby girl was born on Tuesday, and we're exhausted but happy.", "family"),
+        # a change that says when it happened still stands ("yesterday" is the day of the change)
+        ("Big news: we adopted a beagle from the shelter yesterday!", "pets"),
+        ("I rescued a husky mix last week and he's settling in.", "pets"),
+        # news written without "my": "New passport arrived today" is the person's new passport
+        ("New passport arrived in the mail today, good for ten years!", "legal"),
+        ("New job starts Monday, I'm a paralegal now.", "work"),
     ],
 )
 def test_a_change_of_a_standing_fact_is_read_as_one(text: str, domain: str) -> None:
