@@ -218,6 +218,20 @@ def test_llm_agent_is_an_agent(fake: FakeOpenAI) -> None:
 # ---------------------------------------------------------------------------------------------- retries
 
 
+def test_close_ends_the_connections_of_the_client_it_made_not_one_passed_in(
+    locomo: refind.Memory, fake: FakeOpenAI
+) -> None:
+    fake.enqueue(tool_reply(("finish", {})))
+    with agent_for(fake) as made:
+        locomo.search(QUESTION, USER, now=NOW, agent=made)
+        assert not made.client.is_closed()
+    assert made.client.is_closed()  # the connection to the server is not left for the collector
+    given = openai.OpenAI(api_key="unused", base_url=fake.base_url)
+    LLMAgent("test-model", client=given).close()
+    assert not given.is_closed()  # the caller's client is the caller's to close
+    given.close()
+
+
 def test_retries_on_429_and_500_then_succeeds(locomo: refind.Memory, fake: FakeOpenAI) -> None:
     fake.enqueue(
         Failure(429, "slow down", retry_after="0"),

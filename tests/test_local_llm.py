@@ -108,7 +108,8 @@ def test_demo_questions_heuristic_first(llm_url: str, demo: tuple[refind.Memory,
     counted: list[int] = []
     for q in spec["questions"][:2]:
         heuristic = mem.search(q["question"], spec["user_id"], now=spec["now"], agent=HeuristicAgent())
-        result = mem.search(q["question"], spec["user_id"], now=spec["now"], agent=agent(llm_url))
+        with agent(llm_url) as model:
+            result = mem.search(q["question"], spec["user_id"], now=spec["now"], agent=model)
         check_truthful(result)
         check_every_reply_usable(result)
         assert result.evidence
@@ -131,7 +132,8 @@ def test_locomo_question_model_only(llm_url: str, shared_data: Path, tmp_path: P
         )
         question, now = "When did Caroline go to the LGBTQ support group?", "2023-10-01"
         heuristic = mem.search(question, "conv-26", now=now, agent=HeuristicAgent())
-        result = mem.search(question, "conv-26", now=now, agent=agent(llm_url, heuristic_first=False))
+        with agent(llm_url, heuristic_first=False) as model:
+            result = mem.search(question, "conv-26", now=now, agent=model)
         check_truthful(result)
         check_every_reply_usable(result)
         assert heuristic.evidence and result.evidence  # never empty where the heuristic agent's is not

@@ -234,6 +234,7 @@ class LLMAgent:
         self.meaning_tool = options.meaning_tool
         self._unavailable: str | None = None  # set once the endpoint refused the credentials (401/403)
         self._openai = _import_openai()
+        self._owns_client = client is None  # a client passed in is the caller's to close
         if client is not None:
             secret = getattr(client, "api_key", None)
             self._secret = secret if isinstance(secret, str) and len(secret) >= 8 else None
@@ -260,6 +261,18 @@ class LLMAgent:
 
     def __repr__(self) -> str:
         return f"LLMAgent(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        """Close the HTTP connections of the client it made (a ``client`` passed in is the caller's to
+        close). The agent may still be used: the client opens new connections as it needs them."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> LLMAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ the loop
 

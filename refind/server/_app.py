@@ -293,6 +293,8 @@ def build_app(
                 runtime.pool = None
             if runtime.retention is not None:
                 runtime.retention.stop()
+            if isinstance(runtime.agent, refind.LLMAgent):
+                runtime.agent.close()
             if runtime.owns and runtime.memory is not None:
                 runtime.memory.close()
                 runtime.memory = None
