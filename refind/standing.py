@@ -199,6 +199,16 @@ _PHRASE_FIRST = _gate(
 )
 _INNER_PHRASES = tuple(p for p in FACT_GATE_PHRASES if not p[0].isalpha())
 _PHRASES = tuple(sorted(FACT_GATE_PHRASES))
+# the phrases by the gate word of _PHRASE_FIRST that admits them: a message is searched only for the phrases
+# whose first word it holds (a few of the two dozen)
+_PHRASES_BY_WORD: dict[str, tuple[str, ...]] = {
+    w: tuple(
+        p
+        for p in _PHRASES
+        if p[0].isalpha() and w.startswith(next((x for x in p.split() if x not in ("i", "we")), p))
+    )
+    for w in _PHRASE_FIRST
+}
 # a sentence after the first that opens with a directive ("... . Always cite the docs")
 _DIRECTIVE_AFTER = re.compile(r"[.!?;\n][\s\"'*>#-]*(?:" + STANDING_START.pattern + ")", re.IGNORECASE)
 _FACT_GATE = _gate(
@@ -206,6 +216,12 @@ _FACT_GATE = _gate(
     | set(_OWNED)
     | FACT_GATE_WORDS
 )
+# every gate's words at once: a message's words are intersected with these once, and each gate is then
+# tested on the few found (most messages hold none but a pronoun)
+_ANY_GATE = _PERSON_GATE | _INSTRUCTION_GATE | _START_GATE | _PHRASE_FIRST | _FACT_GATE | {"new"}
+# found alone, these open no gate (a fact needs more than "I"); "i'm" of "i'm in " is a phrase's first word
+_ONLY_PERSON = (_PERSON_GATE | {"new"}) - (_INSTRUCTION_GATE | _START_GATE | _PHRASE_FIRST | _FACT_GATE)
+_INNER = re.compile("|".join(re.escape(p) for p in _INNER_PHRASES) or r"(?!x)x")
 
 
 def _sentences(text: str) -> list[str]:
@@ -313,7 +329,10 @@ def read_standing(role: str, text: str) -> Standing | None:
     low = (text if len(text) <= _READ_CHARS else text[:_READ_CHARS]).lower()
     if "’" in low:
         low = low.replace("’", "'")
-    words = set(low.split())
+    words = _ANY_GATE.intersection(low.split())
+    inner = _INNER.search(low) is not None
+    if not inner and words.issubset(_ONLY_PERSON):
+        return None  # most messages: no word of any gate but a pronoun
     instruction = not _INSTRUCTION_GATE.isdisjoint(words) or (
         not _START_GATE.isdisjoint(words)
         and (
@@ -324,8 +343,8 @@ def read_standing(role: str, text: str) -> Standing | None:
     )
     fact = (not _PERSON_GATE.isdisjoint(words) or "new" in words) and (
         not _FACT_GATE.isdisjoint(words)
-        or (not _PHRASE_FIRST.isdisjoint(words) and any(phrase in low for phrase in _PHRASES))
-        or any(phrase in low for phrase in _INNER_PHRASES)
+        or any(phrase in low for w in _PHRASE_FIRST.intersection(words) for phrase in _PHRASES_BY_WORD[w])
+        or inner
     )
     if not (instruction or fact):
         return None

@@ -61,6 +61,7 @@ NOT_TUNED: dict[tuple[str, float], str] = {
         "refind/standing.py",
         2,
     ): "the word after next: an owned noun may follow one more word (the rule's definition)",
+    ("refind/standing.py", 3): "RULE_VERSION: the rule's version recorded in an index (a name, not tuned)",
     ("refind/query/keywords.py", 3): "a stem keeps at least three letters (the rule's definition)",
     (
         "refind/agent/kinds/feedback.py",
