@@ -275,3 +275,23 @@ def test_a_summary_reads_the_openings_of_the_best_sessions() -> None:
         off = mem.search(question, "me", now="2024-06-01", agent=refind.HeuristicAgent(openings=False))
         assert not any((t.note or "").startswith("summary") for t in off.trace)
         assert not set(openings.values()) <= {t.content for e in off.evidence for t in e.turns}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What chronic condition did I tell you I have?", True),
+        ("Does my son have any allergies right now?", True),
+        ("Where did we stay in Lisbon?", True),
+        ("What’s my dentist’s name?", True),
+        ("I'm looking for a gift idea", True),
+        ("When did Caroline go to the LGBTQ support group?", False),
+        ("What did Melanie paint last year?", False),
+        ("Is the Imperial system used in Myanmar?", False),
+        ("Idaho or Iowa: which is larger?", False),  # "I" inside a word is not the asker
+    ],
+)
+def test_names_asker(question: str, expected: bool) -> None:
+    """A question about the asker (their facts may bear on it) or about someone else (they bear on it only
+    when it asks for something)."""
+    assert read_question(question).names_asker is expected

@@ -408,6 +408,20 @@ def test_a_question_about_what_happened_gets_only_facts_on_its_topic(tmp_path: P
         assert facts == [] or facts == ["We live in a third-floor walk-up apartment."]
 
 
+def test_a_question_about_someone_else_that_asks_for_nothing_gets_no_facts(tmp_path: Path) -> None:
+    """The asker's facts bear on a question about the asker or on a request, not on a question about another
+    person ("When did Caroline…?": a conversation between two people, one of them the 'user')."""
+    with _fact_memory(tmp_path) as m:
+        m.add("ana", "s4", [
+            {"role": "assistant", "content": "Caroline said she joined a diabetes support group.", "timestamp": "2024-04-02T10:00:00Z"},
+        ])  # fmt: skip
+        r = m.search("When did Caroline join the diabetes support group?", "ana", now="2024-06-01")
+        assert r.evidence and not [b for b in r.evidence if b.standing_kind == "fact"]
+        r = m.search("What did I say about being diabetic?", "ana", now="2024-06-01")
+        said = [t.content for b in r.evidence for t in b.turns]
+        assert "I'm type 1 diabetic, diagnosed when I was twelve." in said
+
+
 def test_a_later_fact_on_the_same_subject_is_the_one_shown(tmp_path: Path) -> None:
     with _fact_memory(tmp_path) as m:
         m.add("ana", "s4", [

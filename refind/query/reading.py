@@ -69,6 +69,9 @@ class QuestionReading:
     """It asks about the current state ("now", "still", "latest"...)."""
     is_request: bool
     """It asks for something to be done or advised (a standing instruction bears on it)."""
+    names_asker: bool
+    """It names the one who asks in the first person ("I", "my", "we"): the asker's lasting facts may bear on
+    it though it asks for nothing."""
     stems: frozenset[str]
     """Its crude topic stems (:func:`refind.query.keywords.content_stems`)."""
     rules: ReadingRules = field(default_factory=ReadingRules)
@@ -125,6 +128,7 @@ def read_question(
         asks_summary=cues.asks_summary,
         asks_current=cues.asks_current,
         is_request=cues.is_request,
+        names_asker=cues.names_asker,
         stems=words.stems,
         rules=rules,
     )

@@ -15,6 +15,7 @@ English only for now; a question in another language is a ``lookup`` unless it h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from refind.lexicon import (
     BEGINNING_CUES,
     BREADTH_CUES,
     CURRENT_STATE_CUES,
+    FACT_FIRST_PERSON,
     GENERIC_WORDS,
     OWN_WORDS_CUES,
     REQUEST_CUES,
@@ -39,6 +41,7 @@ __all__ = [
     "asks_summary",
     "breadth_cue",
     "is_request",
+    "names_asker",
     "question_shape",
     "read_cues",
     "whose_words",
@@ -111,6 +114,16 @@ def is_request(question: str) -> bool:
     return REQUEST_CUES.search(question) is not None
 
 
+_WORD = re.compile(r"[\w'’]+")
+
+
+def names_asker(question: str) -> bool:
+    """Whether ``question`` names the one who asks in the first person ("what did I…", "my son", "we"):
+    a question about someone else ("When did Caroline go to the support group?") is not about the asker,
+    whose standing facts then bear on it only when it asks for something (:func:`is_request`)."""
+    return any(w.lower().replace("’", "'") in FACT_FIRST_PERSON for w in _WORD.findall(question))
+
+
 @dataclass(frozen=True, slots=True)
 class Cues:
     """What :func:`read_cues` read of a question: its shape, the keywords it searches by, and its cues."""
@@ -123,6 +136,7 @@ class Cues:
     asks_summary: bool
     asks_current: bool
     is_request: bool
+    names_asker: bool
 
 
 def read_cues(
@@ -155,4 +169,5 @@ def read_cues(
         asks_summary=shapes and asks_summary(question),
         asks_current=asks_current_state(question),
         is_request=is_request(question),
+        names_asker=names_asker(question),
     )

@@ -221,10 +221,13 @@ def fact_blocks(
     the question first, then those of the domains with consequences and those pinned, newest first within each; a question that
     is not a request gets only those sharing a word. docs/benchmarks/ablation.md "A person's lasting facts".
 
+    A question that neither asks for something nor names the asker ("When did Caroline go to the support
+    group?") gets none.
+
     Each shows its standing sentence; a fact that changed an earlier one on the same subject ("turns out the
     high readings were white-coat effect") is followed by that earlier one, marked as such."""
-    if k <= 0:
-        return []
+    if k <= 0 or not (reading.is_request or reading.names_asker):
+        return []  # a question about someone else that asks for nothing: the asker's facts do not bear on it
     facts = current_facts(store, user_id)
     if not facts:
         return []
