@@ -313,7 +313,7 @@ REQUEST_CUES = re.compile(
     r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:planning|trying|working|looking|thinking|going)|"
     r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to|"
     r"what\s+do\s+(?:i|we)\s+need|any\s+(?:ideas|tips|suggestions|thoughts|pointers)|anything\s+(?:i|we)\s+should|"
-    r"is\s+it\s+(?:ok|okay|safe|fine|wise|smart|a\s+good\s+idea)|"
+    r"is\s+it\s+(?:ok|okay|safe|fine|wise|smart|a\s+good\s+idea)|doable|feasible|worth\s+(?:it|the|a)|"
     r"(?:what|where|which)(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:a\s+|an\s+|the\s+|some\s+)?"
     r"(?:good|best|great|nice|fun|decent|quickest|fastest|cheapest|easiest|safest|ideal)\b)\b"
     r"|(?:^|[.!?]\s+)(?:please\s+)?(?:show|write|give|explain|create|make|build|implement|draft|help|design|add|"
@@ -321,7 +321,8 @@ REQUEST_CUES = re.compile(
     re.IGNORECASE,
 )
 """A question that asks for something to be done or advised ("could you show me…", "what would you
-suggest…", "I'm planning to…", "any tips?", "what's a good…", "is it okay to…", an imperative at the start of
+suggest…", "I'm planning to…", "any tips?", "what's a good…", "is it okay to…", "is … doable / feasible / worth
+it", an imperative at the start of
 a sentence: "We're off to Rio. Plan me a day."), the requests a standing instruction and a person's lasting
 facts bear on; not a question about what happened ("when did…", "what did I say about…"). It misses advice
 asked as a plain question about the world ("which dishes are must-tries in New Orleans?")."""

@@ -147,7 +147,7 @@ def test_only_the_reading_reads_the_question() -> None:
     root = Path(__file__).resolve().parents[1] / "refind"
     readers = re.compile(
         r"\b(?:parse_time_range|strip_time_expressions|extract_keywords|quoted_phrases|question_shape|"
-        r"breadth_cue|whose_words|asks_beginning|asks_summary|asks_current_state|is_request|read_cues|"
+        r"breadth_cue|whose_words|asks_beginning|asks_summary|asks_current_state|is_request|names_asker|read_cues|"
         r"question_words|content_stems)\("
     )
     allowed = {"refind/query/reading.py", "refind/query/shape.py", "refind/query/keywords.py",
