@@ -534,7 +534,7 @@ FACT_FRAMES: dict[str, re.Pattern[str]] = {
     "pets": re.compile(
         rf"\b(?:i|we)\s+(?:(?:just|finally)\s+)?(?:have|own|keep|adopted|rescued|fostered)\s+(?:a|an|{_NUMBER})\s+"
         r"(?:[\w-]+\s+){0,2}?(?:dogs?|cats?|pupp(?:y|ies)|kittens?|rabbits?|parrots?|horses?|hamsters?|greyhounds?|"
-        r"retrievers?|terriers?|mutt|shepherds?|labs?|beagles?|poodles?|huskies|husky|collies?|corgis?|pugs?|"
+        r"retrievers?|terriers?|mutt|shepherds?|labradors?|beagles?|poodles?|huskies|husky|collies?|corgis?|pugs?|"
         r"spaniels?|tabby|tabbies)\b",
         re.I,
     ),
@@ -583,7 +583,7 @@ FACT_FRAME_GATES: dict[str, frozenset[str]] = {
     "pets": frozenset({
         "dog", "dogs", "cat", "cats", "puppy", "puppies", "kitten", "kittens", "rabbit", "rabbits", "parrot",
         "parrots", "horse", "horses", "hamster", "hamsters", "greyhound", "greyhounds", "retriever", "retrievers",
-        "terrier", "terriers", "mutt", "shepherd", "shepherds", "lab", "labs", "beagle", "beagles",
+        "terrier", "terriers", "mutt", "shepherd", "shepherds", "labrador", "labradors", "beagle", "beagles",
         "poodle", "poodles", "husky", "huskies", "collie", "collies", "corgi", "corgis", "pug", "pugs", "spaniel",
         "spaniels", "tabby", "tabbies",
     }),

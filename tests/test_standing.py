@@ -121,7 +121,7 @@ def test_a_question_about_what_happened_gets_only_an_on_topic_instruction() -> N
         "Is it okay to freeze cooked rice?",
         "Where should we stay in Kyoto?",
         "What do I need to renew my driving licence?",
-        "Is a long weekend in Montreal doable on short notice?",
+        "Is a three-day trip to Lisbon doable with a toddler?",
         "Is the Louvre worth it on a crowded Saturday?",
         "Is a vegetable garden feasible on a north-facing balcony?",
     ):
@@ -299,6 +299,7 @@ NOT_STANDING = [
     "Thanks, that was helpful!",
     # a breed word or "new" that is not the person's pet or thing
     "I have a mix of furniture, decorative arts, and jewelry.",
+    "I have a lab report due Friday.",
     "The new job market report is out.",
     "New phone, who dis",
     "I adopted a new habit of journaling every night.",
@@ -331,10 +332,10 @@ def test_only_the_persons_own_facts_stand() -> None:
         ("Switched jobs! I'm now a nurse at the children's hospital.", "work"),
         ("Our baby girl was born on Tuesday, and we're exhausted but happy.", "family"),
         # a change that says when it happened still stands ("yesterday" is the day of the change)
-        ("Big news: we adopted a beagle from the shelter yesterday!", "pets"),
+        ("Guess what, we adopted a two-year-old beagle on Sunday!", "pets"),
         ("I rescued a husky mix last week and he's settling in.", "pets"),
         # news written without "my": "New passport arrived today" is the person's new passport
-        ("New passport arrived in the mail today, good for ten years!", "legal"),
+        ("New visa arrived yesterday, valid for five years.", "legal"),
         ("New job starts Monday, I'm a paralegal now.", "work"),
     ],
 )
