@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from refind.config import Settings
+from refind.server._trim import LARGE_BODY, Trimmer
 
 __all__ = ["Guard"]
 
@@ -73,6 +74,15 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
+def _declared(scope: Scope) -> int:
+    """The request's ``Content-Length``, or -1 when it has none or a bad one."""
+    raw = _header(scope, b"content-length")
+    try:
+        return int(raw) if raw is not None else -1
+    except ValueError:
+        return -1
+
+
 class Guard:
     """See the module docstring. ``exempt`` paths (health) skip the in-flight bound; ``open_paths`` skip
     the key (``authorized`` tells whether a request's raw headers carry it; ``unauthorized`` is the 401's
@@ -104,6 +114,7 @@ class Guard:
         self.open_paths = open_paths
         self.in_flight = 0  # only touched on the event loop thread
         self.body_bytes = 0  # bytes of bodies held (or reserved) now; the event loop thread too
+        self.trimmer = Trimmer()  # gives large bodies' memory back once none is held
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -161,6 +172,8 @@ class Guard:
             if counted:
                 self.in_flight -= 1
             self.body_bytes -= held
+            if self.body_bytes == 0 and (held >= LARGE_BODY or _declared(scope) >= LARGE_BODY):
+                self.trimmer.request()  # a large body, held or read and dropped: its memory goes back
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, int] | None:
         """A receive that replays the whole request body and the bytes it holds (counted in
@@ -168,16 +181,10 @@ class Guard:
         (or the client disconnected)."""
         limit = self.max_body_bytes
         too_big = f"request body over {limit} bytes; send fewer messages per request"
-        declared = -1
-        raw = _header(scope, b"content-length")
-        if raw is not None:
-            try:
-                declared = int(raw)
-            except ValueError:
-                declared = -1
-            if declared > limit:
-                await _reply(send, 413, too_big, _closing(scope))
-                return None
+        declared = _declared(scope)
+        if declared > limit:
+            await _reply(send, 413, too_big, _closing(scope))
+            return None
         deadline = asyncio.get_running_loop().time() + self.read_timeout_s
         held = 0
         if declared > 0:
