@@ -74,6 +74,10 @@ def create_app(
     return build_app(memory, config, settings)
 
 
+LISTEN_BACKLOG = 2048
+"""Connections the kernel queues before they are accepted (uvicorn's default)."""
+
+
 def _bind(host: str, port: int) -> socket.socket:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
@@ -85,6 +89,8 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        # listening now: the port is announced before uvicorn starts, and a client may come at once
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise SetupError(

@@ -444,6 +444,7 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        sock.listen(2048)  # now: the URL is printed before uvicorn starts, and a browser may come at once
     except OSError as exc:
         sock.close()
         raise refind.SetupError(
