@@ -48,10 +48,6 @@ class Trimmer:
         self._running = False
         self._again = False
 
-    @property
-    def available(self) -> bool:
-        return self._trim is not None
-
     def request(self) -> None:
         if self._trim is None:
             return
