@@ -89,11 +89,8 @@ def _positive(p: argparse.ArgumentParser, name: str, value: int | None, upper: i
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _file_names(files: Sequence[Path]) -> dict[Path, str]:

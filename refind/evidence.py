@@ -715,20 +715,19 @@ def pack(
     whole = _render_ordered(order_evidence(blocks), context_tokens, hit_tokens)
     if count_tokens(whole) <= max_tokens:
         return order_evidence(blocks)
+    options: dict[str, Any] = {  # this call's, for the parts packed again on their own
+        "context_tokens": context_tokens,
+        "hit_tokens": hit_tokens,
+        "passage_tokens": passage_tokens,
+        "context_passage_tokens": context_passage_tokens,
+        "tier": tier,
+        "segment_turns": segment_turns,
+    }
     standing = [b for b in blocks if b.standing]
     if standing and len(standing) < len(blocks):
         # standing instructions get at most a small reserved share; the evidence gets the rest
         def part(these: Sequence[Evidence], budget: int) -> list[Evidence]:
-            return pack(
-                these,
-                budget,
-                context_tokens=context_tokens,
-                hit_tokens=hit_tokens,
-                passage_tokens=passage_tokens,
-                context_passage_tokens=context_passage_tokens,
-                tier=tier,
-                segment_turns=segment_turns,
-            )
+            return pack(these, budget, **options)
 
         share = max(
             max_tokens // POLICY.standing_share,
@@ -749,17 +748,7 @@ def pack(
         return order_evidence([*offered, *rest])
     words = [b for b in blocks if not b.meaning]
     if words and any(t.nearness is not None for b in blocks for t in b.turns):
-        return _with_meaning(
-            blocks,
-            words,
-            max_tokens,
-            context_tokens=context_tokens,
-            hit_tokens=hit_tokens,
-            passage_tokens=passage_tokens,
-            context_passage_tokens=context_passage_tokens,
-            tier=tier,
-            segment_turns=segment_turns,
-        )
+        return _with_meaning(blocks, words, max_tokens, **options)
     ranked = by_relevance(blocks)
     picks: dict[tuple[int, int], _Pick] = {}
     sessions: dict[str, int] = {}  # session -> lines taken in it

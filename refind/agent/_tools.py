@@ -400,17 +400,7 @@ class ToolDispatcher:
             raise _BadCall("breadth must be true or false (or left out)")
         if breadth:  # many places, each short (as the heuristic agent's breadth)
             self.session.widen("asked for by the search tool")
-        round_ = Round(
-            kind=TOOL.name,
-            keywords=keywords,
-            date_from=ms_from,
-            date_to=ms_to,
-            weight=self.weight,
-            label=self.label,
-        )
-        new = KINDS.run(self.session, round_)
-        # a block's id changes when a later round extends it; the ids the model saw must still work
-        self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
+        new = self._run(TOOL.name, keywords, ms_from, ms_to)
         return ToolOutcome(
             name="search", content=self._observation(keywords, ms_from, ms_to, new), new_evidence=new
         )
@@ -425,22 +415,31 @@ class ToolDispatcher:
                 f"text is {len(text)} characters long; one sentence of at most {_MAX_MEANING_CHARS}"
             )
         ms_from, ms_to = _range(args)
-        round_ = Round(
-            kind=MEANING.name,
-            keywords=text,
-            date_from=ms_from,
-            date_to=ms_to,
-            weight=self.weight,
-            label=self.label,
-        )
-        new = KINDS.run(self.session, round_)
-        self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
+        new = self._run(MEANING.name, text, ms_from, ms_to)
         where = f"search by meaning {_clip(text)!r}"
         return ToolOutcome(
             name=MEANING_TOOL_NAME,
             content=self._observation(where, ms_from, ms_to, new, described=True),
             new_evidence=new,
         )
+
+    def _run(self, kind: str, words: str, ms_from: int | None, ms_to: int | None) -> list[Evidence]:
+        """One round of ``kind`` with the model's ``words`` and time range, at this agent's weight; its new
+        blocks."""
+        new = KINDS.run(
+            self.session,
+            Round(
+                kind=kind,
+                keywords=words,
+                date_from=ms_from,
+                date_to=ms_to,
+                weight=self.weight,
+                label=self.label,
+            ),
+        )
+        # a block's id changes when a later round extends it; the ids the model saw must still work
+        self._aliases.update((b.id, b.turns[0].id) for b in new if b.turns)
+        return new
 
     def _observation(
         self,

@@ -4,6 +4,7 @@ supersedes what, and their corrections: ``pin``, ``hide``, ``unpin`` (issue 37).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,17 @@ def list_profile(
         out.print(table)
 
 
-@profile.command("pin", context_settings=_CONTEXT)
-@_data_option
-@click.argument("user")
-@click.argument("message_id")
+def _correction(name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """The command ``refind profile NAME USER MESSAGE_ID`` (``--data`` too) of the function it decorates."""
+
+    def command(f: Callable[..., None]) -> click.Command:
+        f = click.argument("user")(click.argument("message_id")(click.pass_context(f)))
+        return profile.command(name, context_settings=_CONTEXT)(_data_option(f))
+
+    return command
+
+
+@_correction("pin")
 @click.option(
     "--kind",
     type=click.Choice(_KINDS),
@@ -130,7 +138,6 @@ def list_profile(
     show_default=True,
     help="What the message stands as.",
 )
-@click.pass_context
 def pin(ctx: click.Context, data: Path | None, user: str, message_id: str, kind: str) -> None:
     """Make USER's message MESSAGE_ID stand, whatever the rule reads in it: it is listed by `refind profile`
     (pinned) and offered beside the evidence of searches. MESSAGE_ID is as `refind profile` or
@@ -144,11 +151,7 @@ def pin(ctx: click.Context, data: Path | None, user: str, message_id: str, kind:
     )
 
 
-@profile.command("hide", context_settings=_CONTEXT)
-@_data_option
-@click.argument("user")
-@click.argument("message_id")
-@click.pass_context
+@_correction("hide")
 def hide(ctx: click.Context, data: Path | None, user: str, message_id: str) -> None:
     """Make USER's message MESSAGE_ID never stand, whatever the rule reads in it: not listed by
     `refind profile`, never beside a search's evidence (searches still find it as any message).
@@ -158,11 +161,7 @@ def hide(ctx: click.Context, data: Path | None, user: str, message_id: str) -> N
     out.print(f"Hid {escape(message_id)} of user {escape(user)}: {escape(marked.sentence)}", soft_wrap=True)
 
 
-@profile.command("unpin", context_settings=_CONTEXT)
-@_data_option
-@click.argument("user")
-@click.argument("message_id")
-@click.pass_context
+@_correction("unpin")
 def unpin(ctx: click.Context, data: Path | None, user: str, message_id: str) -> None:
     """Take the pin or hide off USER's message MESSAGE_ID: what stands in it is again what the rule reads.
     A message that was not marked is an error (exit 1)."""

@@ -100,8 +100,9 @@ UNPIN_DESCRIPTION = """\
 Take a pin_fact or hide_fact off one of the user's messages: what stands in it is again what refind's rule \
 reads. Give the message's session_id and turn (about_user with hidden=true lists the hidden ones)."""
 
-_SESSION_OF = "The message's session id (or a unique start of one)."
-_TURN_OF = "The message's turn in that session (turns start at 0)."
+# a marked message, as the tools that pin, hide and unpin take it
+_SessionOf = Annotated[str, Field(description="The message's session id (or a unique start of one).")]
+_TurnOf = Annotated[int, Field(ge=0, description="The message's turn in that session (turns start at 0).")]
 
 SOURCE_FILTER = (
     "Only conversations from this app: chatgpt, claude, claude-code, jsonl, ... (see list_sessions)."
@@ -413,8 +414,8 @@ def build_server(
 
         @server.tool(description=PIN_DESCRIPTION, annotations=corrects)
         def pin_fact(
-            session_id: Annotated[str, Field(description=_SESSION_OF)],
-            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+            session_id: _SessionOf,
+            turn: _TurnOf,
             kind: Annotated[
                 Literal["fact", "instruction", "preference"],
                 Field(description="What the message stands as."),
@@ -428,8 +429,8 @@ def build_server(
 
         @server.tool(description=HIDE_DESCRIPTION, annotations=corrects)
         def hide_fact(
-            session_id: Annotated[str, Field(description=_SESSION_OF)],
-            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+            session_id: _SessionOf,
+            turn: _TurnOf,
         ) -> str:
             with _errors():
                 marked = mem.hide(user_id, message_id(session_id, turn))
@@ -437,8 +438,8 @@ def build_server(
 
         @server.tool(description=UNPIN_DESCRIPTION, annotations=corrects)
         def unpin_fact(
-            session_id: Annotated[str, Field(description=_SESSION_OF)],
-            turn: Annotated[int, Field(ge=0, description=_TURN_OF)],
+            session_id: _SessionOf,
+            turn: _TurnOf,
         ) -> str:
             with _errors():
                 undone = mem.unpin(user_id, message_id(session_id, turn))

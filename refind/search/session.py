@@ -370,32 +370,14 @@ class SearchSession:
         self._credit((h.session_id for h in ranked), round_.weight)
         if own:
             unread = [h for h in ranked if not self._is_read(h)][:hits]
-            found = build_blocks(
-                self.store,
-                self.user_id,
-                [(h, h.score) for h in unread],
-                self.window,
-                {h.id for h in unread},
-                round_no,
-                self.window_tokens,
-                self.context_tokens,
-            )
+            found = self._windows([(h, h.score) for h in unread], round_no)
             new = self._absorb(found)
             self._record("search", round_, round_no, t0, len(ranked), new)
             return new
         near = {h.id: h.score for h in ranked[:hits]}
         self._blocks = [_with_nearness(b, near) for b in self._blocks]  # those word rounds returned
         unread = [h for h in ranked[:hits] if not self._is_read(h)]
-        found = build_blocks(
-            self.store,
-            self.user_id,
-            [(h, h.score) for h in unread],
-            self.window,
-            {h.id for h in unread},
-            round_no,
-            self.window_tokens,
-            self.context_tokens,
-        )
+        found = self._windows([(h, h.score) for h in unread], round_no)
         new = []
         for block in found:  # the turns of its windows that no earlier round returned
             turns = [t for t in block.turns if t.id not in self.read_ids]
@@ -463,16 +445,7 @@ class SearchSession:
     ) -> list[Evidence]:
         """A browse's hits (no keywords: all of them are the round's matches) as blocks with their windows,
         its sessions credited at the round's weight, recorded in the trace; returns the new blocks."""
-        found = build_blocks(
-            self.store,
-            self.user_id,
-            scored,
-            self.window,
-            {h.id for h, _ in scored},
-            round_no,
-            self.window_tokens,
-            self.context_tokens,
-        )
+        found = self._windows(scored, round_no)
         self._credit(sessions, round_.weight)
         new = self._absorb(found)
         self._record("browse", round_, round_no, t0, len(scored), new)
@@ -518,6 +491,22 @@ class SearchSession:
                 ms=round((time.perf_counter() - t0) * 1000, 3),
                 note=(round_.label or None) if round_ else note,
             )
+        )
+
+    def _windows(
+        self, scored: Sequence[tuple[Hit, float]], round_no: int, *, terms: Sequence[str] = ()
+    ) -> list[Evidence]:
+        """:func:`build_blocks` of ``scored`` (every one a match) with this search's windows and token caps."""
+        return build_blocks(
+            self.store,
+            self.user_id,
+            scored,
+            self.window,
+            {h.id for h, _ in scored},
+            round_no,
+            self.window_tokens,
+            self.context_tokens,
+            terms=terms,
         )
 
     def _absorb(self, found: Iterable[Evidence]) -> list[Evidence]:
@@ -634,17 +623,7 @@ class SearchSession:
         if not missing:
             return []
         t0 = time.perf_counter()
-        found = build_blocks(
-            self.store,
-            self.user_id,
-            missing,
-            self.window,
-            {h.id for h, _ in missing},
-            0,
-            self.window_tokens,
-            self.context_tokens,
-            terms=self.terms,
-        )
+        found = self._windows(missing, 0, terms=self.terms)
         new = self._absorb(found)
         self._record("complete", None, self.rounds, t0, len(missing), new, "top sessions without a block")
         return new
