@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 import refind
+from refind.config import Settings
+from refind.store.base import Engine
+from tests.engines import ENGINES, EngineKind, kind
 from tests.opensearch_helpers import DevCluster, session_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,3 +134,25 @@ def opensearch() -> Iterator[DevCluster]:
     cluster = session_cluster()
     yield cluster
     cluster.stop()
+
+
+# ---------------------------------------------------------------------------------------------- engines
+# The engine contract's fixtures (tests/test_engine_contract.py, tests/test_engine_vectors.py): every engine
+# of tests/engines.py, new and empty in the test's directory; ``durable_kind``, those whose data outlives them.
+
+
+@pytest.fixture(params=list(ENGINES))
+def engine_kind(request: pytest.FixtureRequest) -> EngineKind:
+    return kind(request.param)
+
+
+@pytest.fixture
+def engine(engine_kind: EngineKind, tmp_path: Path) -> Iterator[Engine]:
+    e = engine_kind.make(tmp_path, Settings())
+    yield e
+    e.close()
+
+
+@pytest.fixture(params=[name for name, k in ENGINES.items() if k.durable])
+def durable_kind(request: pytest.FixtureRequest) -> EngineKind:
+    return kind(request.param)
