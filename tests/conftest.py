@@ -15,6 +15,7 @@ import refind
 from refind.config import Settings
 from refind.store.base import Engine
 from tests.engines import ENGINES, EngineKind, kind
+from tests.fake_openai import FakeOpenAI
 from tests.opensearch_helpers import DevCluster, session_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,3 +157,26 @@ def engine(engine_kind: EngineKind, tmp_path: Path) -> Iterator[Engine]:
 @pytest.fixture(params=[name for name, k in ENGINES.items() if k.durable])
 def durable_kind(request: pytest.FixtureRequest) -> EngineKind:
     return kind(request.param)
+
+
+# ---------------------------------------------------------------------------------------------- the LLM agent
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """The scripted fake OpenAI server (tests/fake_openai.py) for the LLM agent's tests, with no LLM setting
+    inherited from the environment; the test fails if a request came that the script did not expect."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in (
+        "REFIND_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "REFIND_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        "REFIND_LLM_MODEL",
+        "REFIND_LLM_TOOL_MODE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+    assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"

@@ -4,7 +4,6 @@ one person's messages with (or without) vectors from the hashing test embedder."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,6 @@ HIKE = "Can you put together snacks for an all-day hike?"
 NOW = "2024-06-01"
 DIABETIC = "I'm type 1 diabetic, diagnosed when I was twelve."
 SUGAR = "My blood sugar drops fast when I exercise, so I carry glucose tabs."
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("REFIND_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REFIND_LLM_TOOL_MODE"):
-        monkeypatch.delenv(var, raising=False)
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-    assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"
 
 
 def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
