@@ -180,3 +180,34 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
     yield server
     server.stop()
     assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"
+
+
+# ---------------------------------------------------------------------------------------------- histories
+
+
+def said(content: str, timestamp: str | None = None, role: str = "user") -> dict[str, str]:
+    """One message as ``Memory.add`` takes it (by the user unless ``role`` says otherwise)."""
+    message = {"role": role, "content": content}
+    if timestamp is not None:
+        message["timestamp"] = timestamp
+    return message
+
+
+DIABETIC = "I'm type 1 diabetic, diagnosed when I was twelve."
+ANA = {
+    "s1": [said(DIABETIC, "2024-01-02T10:00:00Z"), said("Thanks for telling me.", role="assistant")],
+    "s2": [said("We live in a third-floor walk-up apartment.", "2024-02-02T10:00:00Z")],
+    "s3": [
+        said("We hiked the ridge trail last fall, the views were great.", "2024-03-02T10:00:00Z"),
+        said("I'm so tired today.", "2024-03-02T10:01:00Z"),
+    ],
+}
+"""Ana's sessions for the tests of standing facts: a lasting fact, a home, a hike story with a passing remark."""
+
+
+def add_ana_and_bo(m: refind.Memory, **more: list[dict[str, str]]) -> refind.Memory:
+    """Add Ana's history (:data:`ANA`, then the sessions ``more``) and Bo's peanut allergy to ``m``."""
+    for session, messages in {**ANA, **more}.items():
+        m.add("ana", session, [dict(message) for message in messages])  # copies: ANA stays as it is
+    m.add("bo", "b1", [said("I'm allergic to peanuts.", "2024-01-05T10:00:00Z")])
+    return m
