@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 
 import refind
+from refind.config import Settings
+from refind.store.base import Engine
+from tests.engines import ENGINES, EngineKind, kind
+from tests.fake_openai import FakeOpenAI
 from tests.opensearch_helpers import DevCluster, session_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,3 +135,79 @@ def opensearch() -> Iterator[DevCluster]:
     cluster = session_cluster()
     yield cluster
     cluster.stop()
+
+
+# ---------------------------------------------------------------------------------------------- engines
+# The engine contract's fixtures (tests/test_engine_contract.py, tests/test_engine_vectors.py): every engine
+# of tests/engines.py, new and empty in the test's directory; ``durable_kind``, those whose data outlives them.
+
+
+@pytest.fixture(params=list(ENGINES))
+def engine_kind(request: pytest.FixtureRequest) -> EngineKind:
+    return kind(request.param)
+
+
+@pytest.fixture
+def engine(engine_kind: EngineKind, tmp_path: Path) -> Iterator[Engine]:
+    e = engine_kind.make(tmp_path, Settings())
+    yield e
+    e.close()
+
+
+@pytest.fixture(params=[name for name, k in ENGINES.items() if k.durable])
+def durable_kind(request: pytest.FixtureRequest) -> EngineKind:
+    return kind(request.param)
+
+
+# ---------------------------------------------------------------------------------------------- the LLM agent
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """The scripted fake OpenAI server (tests/fake_openai.py) for the LLM agent's tests, with no LLM setting
+    inherited from the environment; the test fails if a request came that the script did not expect."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in (
+        "REFIND_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "REFIND_LLM_BASE_URL",
+        "OPENAI_BASE_URL",
+        "REFIND_LLM_MODEL",
+        "REFIND_LLM_TOOL_MODE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+    assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"
+
+
+# ---------------------------------------------------------------------------------------------- histories
+
+
+def said(content: str, timestamp: str | None = None, role: str = "user") -> dict[str, str]:
+    """One message as ``Memory.add`` takes it (by the user unless ``role`` says otherwise)."""
+    message = {"role": role, "content": content}
+    if timestamp is not None:
+        message["timestamp"] = timestamp
+    return message
+
+
+DIABETIC = "I'm type 1 diabetic, diagnosed when I was twelve."
+ANA = {
+    "s1": [said(DIABETIC, "2024-01-02T10:00:00Z"), said("Thanks for telling me.", role="assistant")],
+    "s2": [said("We live in a third-floor walk-up apartment.", "2024-02-02T10:00:00Z")],
+    "s3": [
+        said("We hiked the ridge trail last fall, the views were great.", "2024-03-02T10:00:00Z"),
+        said("I'm so tired today.", "2024-03-02T10:01:00Z"),
+    ],
+}
+"""Ana's sessions for the tests of standing facts: a lasting fact, a home, a hike story with a passing remark."""
+
+
+def add_ana_and_bo(m: refind.Memory, **more: list[dict[str, str]]) -> refind.Memory:
+    """Add Ana's history (:data:`ANA`, then the sessions ``more``) and Bo's peanut allergy to ``m``."""
+    for session, messages in {**ANA, **more}.items():
+        m.add("ana", session, [dict(message) for message in messages])  # copies: ANA stays as it is
+    m.add("bo", "b1", [said("I'm allergic to peanuts.", "2024-01-05T10:00:00Z")])
+    return m

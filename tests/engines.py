@@ -17,7 +17,7 @@ reference entry alone never starts a JVM.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import pytest
 
 import refind
 from refind.config import Settings
-from refind.store.base import Engine
+from refind.store.base import Engine, Record, WriteBatch
 
 
 @dataclass(frozen=True)
@@ -132,3 +132,13 @@ def engine_memory(name: str, directory: Path, **overrides: Any) -> refind.Memory
     keywords, given to the engine too)."""
     settings = Settings.from_env(**overrides)
     return refind.Memory(store=kind(name).make(directory, settings), settings=settings)
+
+
+def write_without_standing(engine: Engine, texts: Sequence[tuple[str, str]]) -> None:
+    """Write ``texts`` ((role, text) pairs) as the turns of user 'u''s session 's', as a refind before the
+    standing rule (issue 37) wrote them: no standing on the records; commit, and check that none stands."""
+    engine.write(WriteBatch([
+        Record("u", "s", f"s:{t}", t, 1_700_000_000_000 + t, role, text) for t, (role, text) in enumerate(texts)
+    ]))  # fmt: skip
+    engine.commit()
+    assert engine.standing("u", 10) == []

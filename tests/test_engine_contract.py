@@ -59,23 +59,8 @@ def _states(engine: Engine, user: str, sessions: list[str]) -> dict[str, Session
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(params=list(ENGINES))
-def engine_kind(request: pytest.FixtureRequest) -> EngineKind:
-    return kind(request.param)
-
-
-@pytest.fixture
-def engine(engine_kind: EngineKind, tmp_path: Path) -> Iterator[Engine]:
-    e = engine_kind.make(tmp_path, Settings())
-    yield e
-    e.close()
-
-
-@pytest.fixture(params=[name for name, k in ENGINES.items() if k.durable])
-def durable_kind(request: pytest.FixtureRequest) -> EngineKind:
-    return kind(request.param)
+# engine_kind (every engine), engine (a new one of that kind) and durable_kind: tests/conftest.py's, which
+# tests/test_engine_vectors.py runs over too
 
 
 def known_defect(

@@ -25,7 +25,7 @@ from refind.store.base import (
     VectorRecord,
     content_token,
 )
-from tests.engines import ENGINES, EngineKind, kind
+from tests.engines import EngineKind, kind
 from tests.test_engine_contract import DAY, T0, put, rec
 
 MODEL = ("test-model", 4)
@@ -38,23 +38,6 @@ def unit(*xs: float) -> list[float]:
 
 def cos(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
-
-
-@pytest.fixture(params=list(ENGINES))
-def engine_kind(request: pytest.FixtureRequest) -> EngineKind:
-    return kind(request.param)
-
-
-@pytest.fixture
-def engine(engine_kind: EngineKind, tmp_path: Path) -> Iterator[Engine]:
-    e = engine_kind.make(tmp_path, Settings())
-    yield e
-    e.close()
-
-
-@pytest.fixture(params=[name for name, k in ENGINES.items() if k.durable])
-def durable_kind(request: pytest.FixtureRequest) -> EngineKind:
-    return kind(request.param)
 
 
 def vectors_for(engine: Engine, vectors: dict[str, list[float]], user: str = "u") -> int:

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -34,23 +33,6 @@ NOW = "2023-07-10"  # a Monday
 KEY = "sk-test-0123456789abcdef"
 FAST = (0.001, 0.02)  # retry_wait for tests: (multiplier, max) seconds
 DAY_MS = 86_400_000
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in (
-        "REFIND_LLM_API_KEY",
-        "OPENAI_API_KEY",
-        "REFIND_LLM_BASE_URL",
-        "OPENAI_BASE_URL",
-        "REFIND_LLM_MODEL",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-    assert server.unexpected == 0, "a request arrived after the script was used up"
 
 
 def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:

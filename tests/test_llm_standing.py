@@ -4,7 +4,6 @@ one person's messages with (or without) vectors from the hashing test embedder."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +13,13 @@ import refind
 from refind.agent._tools import MEANING_TOOL, TOOLS
 from refind.agent.llm import LLMAgent
 from refind.result import SearchResult
+from tests.conftest import DIABETIC, add_ana_and_bo, said
 from tests.embedders import HashingTestEmbedder
 from tests.fake_openai import FakeOpenAI, tool_reply
 
 HIKE = "Can you put together snacks for an all-day hike?"
 NOW = "2024-06-01"
-DIABETIC = "I'm type 1 diabetic, diagnosed when I was twelve."
 SUGAR = "My blood sugar drops fast when I exercise, so I carry glucose tabs."
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("REFIND_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REFIND_LLM_TOOL_MODE"):
-        monkeypatch.delenv(var, raising=False)
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-    assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"
 
 
 def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
@@ -40,30 +28,11 @@ def agent_for(fake: FakeOpenAI, **kwargs: Any) -> LLMAgent:
 
 
 def memory(tmp_path: Path, *, meaning: bool = False, **settings: int) -> refind.Memory:
-    """Ana's history (a lasting fact, a home, a hike story, a remark on her blood sugar) and Bo's allergy;
-    with ``meaning``, every message has its vector (the hashing test embedder)."""
+    """Ana's history (conftest's, and a remark on her blood sugar) and Bo's allergy; with ``meaning``, every
+    message has its vector (the hashing test embedder)."""
     embedder = HashingTestEmbedder() if meaning else None
     m = refind.Memory(tmp_path / "index", embedder=embedder, embed_in_background=False, **settings)
-    m.add("ana", "s1", [
-        {"role": "user", "content": DIABETIC, "timestamp": "2024-01-02T10:00:00Z"},
-        {"role": "assistant", "content": "Thanks for telling me."},
-    ])  # fmt: skip
-    m.add("ana", "s2", [
-        {"role": "user", "content": "We live in a third-floor walk-up apartment.", "timestamp": "2024-02-02T10:00:00Z"},
-    ])  # fmt: skip
-    m.add("ana", "s3", [
-        {"role": "user", "content": "We hiked the ridge trail last fall, the views were great.", "timestamp": "2024-03-02T10:00:00Z"},
-        {"role": "user", "content": "I'm so tired today.", "timestamp": "2024-03-02T10:01:00Z"},
-    ])  # fmt: skip
-    m.add("ana", "s4", [
-        {"role": "user", "content": SUGAR, "timestamp": "2024-04-02T10:00:00Z"},
-        {"role": "assistant", "content": "Good to know."},
-    ])  # fmt: skip
-    m.add(
-        "bo",
-        "b1",
-        [{"role": "user", "content": "I'm allergic to peanuts.", "timestamp": "2024-01-05T10:00:00Z"}],
-    )
+    add_ana_and_bo(m, s4=[said(SUGAR, "2024-04-02T10:00:00Z"), said("Good to know.", role="assistant")])
     if meaning:
         m.embed_pending()
     return m

@@ -6,7 +6,6 @@ does); the schema itself; the sampled retry of a 5xx; the benchmark's count of u
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -26,17 +25,6 @@ from tests.fake_openai import Failure, FakeOpenAI, text_reply, tool_reply
 USER = "conv-26"
 QUESTION = "When did Caroline give a speech at a school?"
 NOW = "2023-07-10"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("REFIND_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REFIND_LLM_TOOL_MODE"):
-        monkeypatch.delenv(var, raising=False)
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-    assert server.unexpected == 0, "a request the script did not expect, or a reply against the schema"
 
 
 def agent_for(fake: FakeOpenAI, mode: str, **kwargs: Any) -> LLMAgent:

@@ -22,13 +22,14 @@ from mcp.shared.exceptions import MCPError
 import refind
 from refind import loaders as io
 
-from .conftest import ROOT
+from .conftest import ROOT, said
 
 pytestmark = pytest.mark.slow  # MCP servers in processes of their own: make test, not make check
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LISBON = "6612f0a1-2222-4c1e-9e0a-000000000002"
 CODE_SESSION = "5f0c2d4e-7a1b-4c3d-9e8f-0a1b2c3d4e5f"
+PLAN_WEEK = said("Plan my week. Keep in mind I'm vegan.", "2024-03-01T10:00:00Z")  # a fact in a request
 
 
 @pytest.fixture(scope="module")
@@ -166,15 +167,8 @@ def test_stdio_lists_tools_searches_and_reads_turns(index: Path, tmp_path: Path)
 def test_about_user_lists_what_stands_newest_first_and_superseded_facts_on_request(tmp_path: Path) -> None:
     index = tmp_path / "index"
     with refind.Memory(index) as mem:
-        mem.add("me", "s1", [
-            {"role": "user", "content": "Plan my week. Keep in mind I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
-            {"role": "user", "content": "Always answer in metric units.", "timestamp": "2024-03-01T10:01:00Z"},
-        ])  # fmt: skip
-        mem.add(
-            "me",
-            "s2",
-            [{"role": "user", "content": "I'm no longer vegan.", "timestamp": "2024-05-01T10:00:00Z"}],
-        )
+        mem.add("me", "s1", [PLAN_WEEK, said("Always answer in metric units.", "2024-03-01T10:01:00Z")])
+        mem.add("me", "s2", [said("I'm no longer vegan.", "2024-05-01T10:00:00Z")])
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:
@@ -238,11 +232,8 @@ def test_with_allow_add_the_agent_pins_hides_and_unpins_what_stands(tmp_path: Pa
     durable in the index (a later reader sees them); a turn that is not there is invalid params."""
     index = tmp_path / "index"
     with refind.Memory(index) as mem:
-        mem.add("me", "s1", [
-            {"role": "user", "content": "Plan my week. Keep in mind I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
-            {"role": "user", "content": "My sister Ines visits every May.", "timestamp": "2024-03-01T10:01:00Z"},
-        ])  # fmt: skip
-        mem.add("bo", "s1", [{"role": "user", "content": "I'm allergic to peanuts."}])
+        mem.add("me", "s1", [PLAN_WEEK, said("My sister Ines visits every May.", "2024-03-01T10:01:00Z")])
+        mem.add("bo", "s1", [said("I'm allergic to peanuts.")])
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:

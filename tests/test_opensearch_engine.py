@@ -17,6 +17,7 @@ import pytest
 
 import refind
 from refind.store.opensearch import OpenSearchStore, parse_location
+from tests.engines import write_without_standing
 from tests.opensearch_helpers import DevCluster
 
 pytestmark = pytest.mark.slow  # the OpenSearch dev node: make test, not make check
@@ -300,16 +301,10 @@ def test_a_prefix_written_before_standing_gets_it_on_its_first_writable_open(
 ) -> None:
     """A prefix whose messages were stored without what stands in them (before issue 37, or by another
     version of the rule): a read-only open reads them with the rule, the first writable open stores it."""
-    from refind.store.base import Record, WriteBatch
-
     texts = [("user", "I'm allergic to shellfish."), ("assistant", "I'm allergic to nothing."),
              ("user", "Always answer in metric units."), ("user", "What's for dinner?")]  # fmt: skip
     with OpenSearchStore(location) as old:  # written as an older refind did: no standing on the records
-        old.write(WriteBatch([
-            Record("u", "s", f"s:{t}", t, 1_700_000_000_000 + t, role, text) for t, (role, text) in enumerate(texts)
-        ]))  # fmt: skip
-        old.commit()
-        assert old.standing("u", 10) == []
+        write_without_standing(old, texts)
     index = f"{location.rsplit('/', 1)[1]}-messages"
     with opensearch.client() as client:
         meta = next(iter(client.indices.get_mapping(index=index).values()))["mappings"]["_meta"]

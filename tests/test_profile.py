@@ -11,6 +11,7 @@ import refind
 from refind.profile import supersede
 from refind.standing import read_standing
 from refind.store.base import StandingHit
+from tests.conftest import said
 
 T0 = 1_700_000_000_000
 DAY = 86_400_000
@@ -59,13 +60,13 @@ def test_an_earlier_fact_never_supersedes_a_later_one_and_instructions_never_sup
 def test_memory_profile_lists_what_stands_newest_first_with_what_supersedes_it() -> None:
     with refind.Memory.in_memory() as mem:
         mem.add("me", "s1", [
-            {"role": "user", "content": "Plan my meals. Keep in mind I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
-            {"role": "assistant", "content": "I'm vegan too, in spirit.", "timestamp": "2024-03-01T10:01:00Z"},
-            {"role": "user", "content": "Always give quantities in grams.", "timestamp": "2024-03-01T10:02:00Z"},
+            said("Plan my meals. Keep in mind I'm vegan.", "2024-03-01T10:00:00Z"),
+            said("I'm vegan too, in spirit.", "2024-03-01T10:01:00Z", role="assistant"),
+            said("Always give quantities in grams.", "2024-03-01T10:02:00Z"),
         ])  # fmt: skip
         mem.add("me", "s2", [
-            {"role": "user", "content": "Heads up, I'm no longer vegan.", "timestamp": "2024-05-01T10:00:00Z"},
-            {"role": "user", "content": "What's a good lasagna?", "timestamp": "2024-05-01T10:01:00Z"},
+            said("Heads up, I'm no longer vegan.", "2024-05-01T10:00:00Z"),
+            said("What's a good lasagna?", "2024-05-01T10:01:00Z"),
         ])  # fmt: skip
         facts = mem.profile("me")
         assert [(f.message_id, f.kind, f.current, f.superseded_by) for f in facts] == [
@@ -91,15 +92,12 @@ def test_refind_profile_lists_what_stands_and_hides_superseded_facts_unless_aske
     from refind.cli import main
 
     with refind.Memory(tmp_path / "idx") as mem:
-        mem.add("me", "s1", [
-            {"role": "user", "content": "I'm vegan.", "timestamp": "2024-03-01T10:00:00Z"},
-            {"role": "user", "content": "Always use grams.", "timestamp": "2024-03-01T10:01:00Z"},
-        ])  # fmt: skip
         mem.add(
             "me",
-            "s2",
-            [{"role": "user", "content": "I'm no longer vegan.", "timestamp": "2024-05-01T10:00:00Z"}],
+            "s1",
+            [said("I'm vegan.", "2024-03-01T10:00:00Z"), said("Always use grams.", "2024-03-01T10:01:00Z")],
         )
+        mem.add("me", "s2", [said("I'm no longer vegan.", "2024-05-01T10:00:00Z")])
     data = str(tmp_path / "idx")
     shown = CliRunner().invoke(main, ["--data", data, "profile", "me"])
     assert shown.exit_code == 0, shown.output

@@ -11,6 +11,7 @@ import pytest
 import refind
 from refind.lexicon import FACT_DOMAINS
 from refind.standing import Standing, is_standing, read_standing, standing_sentence
+from tests.conftest import add_ana_and_bo
 
 
 @pytest.mark.parametrize(
@@ -372,24 +373,7 @@ def test_the_standing_sentence_is_verbatim() -> None:
 
 
 def _fact_memory(tmp_path: Path, **settings: int) -> refind.Memory:
-    m = refind.Memory(tmp_path / "facts", embedder=None, **settings)
-    m.add("ana", "s1", [
-        {"role": "user", "content": "I'm type 1 diabetic, diagnosed when I was twelve.", "timestamp": "2024-01-02T10:00:00Z"},
-        {"role": "assistant", "content": "Thanks for telling me."},
-    ])  # fmt: skip
-    m.add("ana", "s2", [
-        {"role": "user", "content": "We live in a third-floor walk-up apartment.", "timestamp": "2024-02-02T10:00:00Z"},
-    ])  # fmt: skip
-    m.add("ana", "s3", [
-        {"role": "user", "content": "We hiked the ridge trail last fall, the views were great.", "timestamp": "2024-03-02T10:00:00Z"},
-        {"role": "user", "content": "I'm so tired today.", "timestamp": "2024-03-02T10:01:00Z"},
-    ])  # fmt: skip
-    m.add(
-        "bo",
-        "b1",
-        [{"role": "user", "content": "I'm allergic to peanuts.", "timestamp": "2024-01-05T10:00:00Z"}],
-    )
-    return m
+    return add_ana_and_bo(refind.Memory(tmp_path / "facts", embedder=None, **settings))
 
 
 def test_a_request_gets_the_persons_lasting_facts_in_view(tmp_path: Path) -> None:

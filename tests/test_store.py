@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import refind
 from tests.conftest import PYTHON
+from tests.engines import write_without_standing
 
 DAY = 86_400_000
 T0 = 1_683_540_000_000  # 2023-05-08T10:00:00Z
@@ -446,7 +447,6 @@ def test_an_index_written_before_standing_gets_it_on_its_first_writable_open(
     import time
 
     from refind.standing import RULE_VERSION
-    from refind.store.base import Record, WriteBatch
     from refind.store.lucene import LuceneStore
 
     path = tmp_path / "index"
@@ -457,11 +457,7 @@ def test_an_index_written_before_standing_gets_it_on_its_first_writable_open(
         ("user", "Always answer in metric units."),
     ]
     with LuceneStore(path) as old:  # written as an older refind did: no standing on the records
-        old.write(WriteBatch([
-            Record("u", "s", f"s:{t}", t, 1_700_000_000_000 + t, role, text) for t, (role, text) in enumerate(texts)
-        ]))  # fmt: skip
-        old.commit()
-        assert old.standing("u", 10) == []
+        write_without_standing(old, texts)
     time.sleep(0.01)
     written = int(time.time() * 1000)  # after the messages were added, before the upgrade rewrites two
     time.sleep(0.01)
