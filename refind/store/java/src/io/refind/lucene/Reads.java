@@ -13,12 +13,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.DocValues;
-import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.MultiTerms;
-import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
@@ -157,28 +152,14 @@ final class Reads {
       // the last turn of each: one pass over the sessions' messages, reading doc values
       Map<String, int[]> tail = new HashMap<>(); // user SEP session -> {turn, global doc}
       List<Integer> docs = Queries.allDocs(searcher, Queries.usersSessions(want));
-      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-      int leafIndex = -1;
-      SortedDocValues users = null;
-      SortedDocValues sessions = null;
-      NumericDocValues turns = null;
-      LeafReaderContext leaf = null;
+      Hits.Fields m = new Hits.Fields(searcher);
       for (int global : docs) { // in index order: doc values read forwards
-        int li = ReaderUtil.subIndex(global, leaves);
-        if (li != leafIndex) {
-          leafIndex = li;
-          leaf = leaves.get(li);
-          users = DocValues.getSorted(leaf.reader(), "user_dv");
-          sessions = DocValues.getSorted(leaf.reader(), "session_id");
-          turns = DocValues.getNumeric(leaf.reader(), "turn");
-        }
-        int d = global - leaf.docBase;
-        String u = users.advanceExact(d) ? users.lookupOrd(users.ordValue()).utf8ToString() : "";
-        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-        int turn = turns.advanceExact(d) ? (int) turns.longValue() : 0;
-        int[] best = tail.get(u + Documents.SEP + sid);
+        m.to(global);
+        String k = m.user.text() + Documents.SEP + m.session.text();
+        int turn = (int) m.turn.number();
+        int[] best = tail.get(k);
         if (best == null || turn > best[0]) {
-          tail.put(u + Documents.SEP + sid, new int[] {turn, global});
+          tail.put(k, new int[] {turn, global});
         }
       }
       List<String> textKeys = new ArrayList<>();

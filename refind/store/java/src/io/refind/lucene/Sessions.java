@@ -15,8 +15,6 @@ import java.util.Map;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
@@ -284,22 +282,11 @@ final class Sessions {
     Map<String, long[]> by = new LinkedHashMap<>();
     try {
       List<Integer> docs = Queries.allDocs(searcher, new TermQuery(new Term("user_id", user)));
-      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-      int leafIndex = -1;
-      SortedDocValues sessions = null;
-      NumericDocValues times = null;
-      LeafReaderContext leaf = null;
+      Hits.Fields m = new Hits.Fields(searcher);
       for (int global : docs) {
-        int li = ReaderUtil.subIndex(global, leaves);
-        if (li != leafIndex) {
-          leafIndex = li;
-          leaf = leaves.get(li);
-          sessions = DocValues.getSorted(leaf.reader(), "session_id");
-          times = DocValues.getNumeric(leaf.reader(), "ts");
-        }
-        int d = global - leaf.docBase;
-        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-        long ts = times.advanceExact(d) ? times.longValue() : 0L;
+        m.to(global);
+        String sid = m.session.text();
+        long ts = m.ts.number();
         long[] acc = by.get(sid);
         if (acc == null) {
           by.put(sid, new long[] {1, ts, ts});
