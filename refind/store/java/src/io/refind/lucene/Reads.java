@@ -234,22 +234,9 @@ final class Reads {
       g.writeStartObject();
       if (!keys.isEmpty()) {
         List<Integer> docs = Queries.allDocs(searcher, Queries.termSet("key", keys));
-        ScoreDoc[] sds = new ScoreDoc[docs.size()];
-        for (int i = 0; i < sds.length; i++) {
-          sds[i] = new ScoreDoc(docs.get(i), 0f);
-        }
-        List<Hit> hits = Hits.read(searcher, sds, false);
-        String[] users = Hits.sortedValues(searcher, sds, "user_dv");
-        Map<String, List<Hit>> byUser = new LinkedHashMap<>();
-        for (int i = 0; i < sds.length; i++) {
-          byUser.computeIfAbsent(users[i], x -> new ArrayList<>()).add(hits.get(i));
-        }
-        for (Map.Entry<String, List<Hit>> e : byUser.entrySet()) {
-          g.writeArrayFieldStart(e.getKey());
-          for (Hit h : e.getValue()) {
-            Wire.hit(g, h);
-          }
-          g.writeEndArray();
+        for (Map.Entry<String, List<Hit>> e : hitsByUser(searcher, docs, false).entrySet()) {
+          g.writeFieldName(e.getKey());
+          Wire.hits(g, e.getValue());
         }
       }
       g.writeEndObject();
@@ -268,30 +255,18 @@ final class Reads {
     StringWriter out = new StringWriter();
     IndexSearcher searcher = manager.acquire();
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
-      List<Integer> docs = Queries.allDocs(searcher, Queries.usersSessions(want));
-      ScoreDoc[] sds = new ScoreDoc[docs.size()];
-      for (int i = 0; i < sds.length; i++) {
-        sds[i] = new ScoreDoc(docs.get(i), 0f);
-      }
-      List<Hit> hits = Hits.read(searcher, sds, true);
-      String[] users = Hits.sortedValues(searcher, sds, "user_dv");
-      Map<String, Map<String, List<Hit>>> grouped = new LinkedHashMap<>();
-      for (int i = 0; i < sds.length; i++) {
-        grouped
-            .computeIfAbsent(users[i], x -> new LinkedHashMap<>())
-            .computeIfAbsent(hits.get(i).session, x -> new ArrayList<>())
-            .add(hits.get(i));
-      }
+      Map<String, List<Hit>> byUser = hitsByUser(searcher, Queries.allDocs(searcher, Queries.usersSessions(want)), true);
       g.writeStartObject();
-      for (Map.Entry<String, Map<String, List<Hit>>> u : grouped.entrySet()) {
+      for (Map.Entry<String, List<Hit>> u : byUser.entrySet()) {
+        Map<String, List<Hit>> bySession = new LinkedHashMap<>();
+        for (Hit h : u.getValue()) {
+          bySession.computeIfAbsent(h.session, x -> new ArrayList<>()).add(h);
+        }
         g.writeObjectFieldStart(u.getKey());
-        for (Map.Entry<String, List<Hit>> e : u.getValue().entrySet()) {
+        for (Map.Entry<String, List<Hit>> e : bySession.entrySet()) {
           e.getValue().sort(Comparator.comparingInt(h -> h.turn));
-          g.writeArrayFieldStart(e.getKey());
-          for (Hit h : e.getValue()) {
-            Wire.hit(g, h);
-          }
-          g.writeEndArray();
+          g.writeFieldName(e.getKey());
+          Wire.hits(g, e.getValue());
         }
         g.writeEndObject();
       }
@@ -300,6 +275,25 @@ final class Reads {
       manager.release(searcher);
     }
     return out.toString();
+  }
+
+  /**
+   * The hits of {@code docs} (global doc ids in index order), with content or without, by user: users in the
+   * order of their first hit, each one's hits in index order.
+   */
+  private static Map<String, List<Hit>> hitsByUser(IndexSearcher searcher, List<Integer> docs, boolean content)
+      throws IOException {
+    ScoreDoc[] sds = new ScoreDoc[docs.size()];
+    for (int i = 0; i < sds.length; i++) {
+      sds[i] = new ScoreDoc(docs.get(i), 0f);
+    }
+    List<Hit> hits = Hits.read(searcher, sds, content);
+    String[] users = Hits.sortedValues(searcher, sds, "user_dv");
+    Map<String, List<Hit>> byUser = new LinkedHashMap<>();
+    for (int i = 0; i < sds.length; i++) {
+      byUser.computeIfAbsent(users[i], x -> new ArrayList<>()).add(hits.get(i));
+    }
+    return byUser;
   }
 
   /** The payload stored with {@code user}'s {@code requestId}, or null. */

@@ -44,23 +44,21 @@ final class Sessions {
 
   /** BM25 over whole sessions of {@code user} (restricted to {@code sessionIds}, a JSON list, when given). */
   String searchSessions(String user, String text, int k, String sessionIds) throws IOException {
-    List<String> only =
-        sessionIds != null && !sessionIds.isEmpty() ? Wire.strings(Wire.MAPPER.readTree(sessionIds)) : null;
-    IndexSearcher searcher = manager.acquire();
-    try {
-      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery("s_contents", text), k, only, "s_contents"));
-    } finally {
-      manager.release(searcher);
-    }
+    return search(user, text, k, sessionIds, "s_contents");
   }
 
   /** BM25 over the titles of {@code user}'s sessions (restricted to {@code sessionIds} when given). */
   String searchTitles(String user, String text, int k, String sessionIds) throws IOException {
+    return search(user, text, k, sessionIds, "i_title");
+  }
+
+  /** {@link #rankSessions} over {@code field} as JSON, with a searcher of its own. */
+  private String search(String user, String text, int k, String sessionIds, String field) throws IOException {
     List<String> only =
         sessionIds != null && !sessionIds.isEmpty() ? Wire.strings(Wire.MAPPER.readTree(sessionIds)) : null;
     IndexSearcher searcher = manager.acquire();
     try {
-      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery("i_title", text), k, only, "i_title"));
+      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery(field, text), k, only, field));
     } finally {
       manager.release(searcher);
     }
@@ -171,11 +169,7 @@ final class Sessions {
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       for (List<Hit> group : grouped) {
-        g.writeStartArray();
-        for (Hit h : group) {
-          Wire.hit(g, h);
-        }
-        g.writeEndArray();
+        Wire.hits(g, group);
       }
       g.writeEndArray();
     }
