@@ -49,7 +49,6 @@ import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.search.IndexOrDocValuesQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
@@ -495,15 +494,7 @@ final class Vectors implements Closeable {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     b.add(new TermQuery(new Term("v_user", user)), Occur.FILTER);
     if (f != null && !f.isNull()) {
-      JsonNode from = f.get("time_from");
-      JsonNode to = f.get("time_to");
-      if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
-        long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
-        long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
-        b.add(new IndexOrDocValuesQuery(
-            LongPoint.newRangeQuery("v_ts", lo, hi), NumericDocValuesField.newSlowRangeQuery("v_ts", lo, hi)),
-            Occur.FILTER);
-      }
+      Queries.timeRange(b, f, "v_ts");
       if (f.hasNonNull("session_ids")) {
         b.add(set("v_session", f.get("session_ids"), false, null), Occur.FILTER);
       }
