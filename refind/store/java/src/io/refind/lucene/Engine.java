@@ -34,9 +34,10 @@ import org.apache.lucene.store.FSDirectory;
  *   <li>{@link Writes}: write batches, commits, deletions, retention;
  *   <li>{@link Upgrade}: an older format rewritten in place;
  *   <li>{@link MessageVectors} and {@link Vectors}: the vectors and their queue;
- *   <li>beneath them {@link Queries} (filters, the owner filter), {@link Hits} (hit fields, the stored
- *       messages' cache), {@link Documents} (the document layout) and {@link Wire} (every record exchanged
- *       with Python, field by field).
+ *   <li>beneath them {@link Searching} and {@link Writing} (the state each of those works on), {@link Queries}
+ *       (filters, the owner filter), {@link Hits} (hit fields, the stored messages' cache), {@link
+ *       DocValuesWalk} (doc values read in index order), {@link Documents} (the document layout) and {@link
+ *       Wire} (every record exchanged with Python, field by field).
  * </ul>
  *
  * <p>Arguments and results are JSON (or plain strings and numbers): one string crosses the bridge per call.

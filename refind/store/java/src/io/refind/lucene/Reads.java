@@ -36,13 +36,9 @@ import org.apache.lucene.util.BytesRef;
  * counts and users, and the write side's batched lookups (session states, stored ids, session turns,
  * request markers) for many users at once. Each read acquires a searcher and releases it.
  */
-final class Reads {
-  private final SearcherManager manager;
-  private final Analysis analysis;
-
+final class Reads extends Searching {
   Reads(SearcherManager manager, Analysis analysis) {
-    this.manager = manager;
-    this.analysis = analysis;
+    super(manager, analysis);
   }
 
   /**

@@ -30,13 +30,9 @@ import org.apache.lucene.search.TopScoreDocCollector;
  * The reads over sessions: BM25 over whole sessions and over their titles (all of a person's, or among
  * given ones), the turns of any number of spans in one call, the sessions' info and summaries.
  */
-final class Sessions {
-  private final SearcherManager manager;
-  private final Analysis analysis;
-
+final class Sessions extends Searching {
   Sessions(SearcherManager manager, Analysis analysis) {
-    this.manager = manager;
-    this.analysis = analysis;
+    super(manager, analysis);
   }
 
   /** A session ranked by BM25 (of its whole text, or of its title). */

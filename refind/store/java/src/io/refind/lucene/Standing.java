@@ -20,20 +20,10 @@ import org.apache.lucene.search.TopDocs;
  * query, and the rewrite of stored messages whose standing changed (an index written before the rule, or by
  * another version of it).
  */
-final class Standing {
-  private final SearcherManager manager;
-  private final IndexWriter writer; // null when read-only
-  private final Object writeLock;
-  private final Analysis analysis;
-  private final Documents.MessageDoc doc;
-
+final class Standing extends Writing {
   Standing(
       SearcherManager manager, IndexWriter writer, Object writeLock, Analysis analysis, Documents.MessageDoc doc) {
-    this.manager = manager;
-    this.writer = writer;
-    this.writeLock = writeLock;
-    this.analysis = analysis;
-    this.doc = doc;
+    super(manager, writer, writeLock, analysis, doc);
   }
 
   /**

@@ -22,22 +22,13 @@ import org.apache.lucene.util.BytesRef;
  * The upgrade of an index of an older format (1 or 2) in place: every document rewritten in this format from
  * what it stored. Python decides when ({@code refind.store.lucene}: on a writable open of such an index).
  */
-final class Upgrade {
-  private final SearcherManager manager;
-  private final IndexWriter writer;
-  private final Object writeLock;
-  private final Analysis analysis;
-  private final Documents.MessageDoc doc;
+final class Upgrade extends Writing {
   private final Writes writes;
 
   Upgrade(
       SearcherManager manager, IndexWriter writer, Object writeLock, Analysis analysis, Documents.MessageDoc doc,
       Writes writes) {
-    this.manager = manager;
-    this.writer = writer;
-    this.writeLock = writeLock;
-    this.analysis = analysis;
-    this.doc = doc;
+    super(manager, writer, writeLock, analysis, doc);
     this.writes = writes;
   }
 
