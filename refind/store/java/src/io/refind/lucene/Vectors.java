@@ -34,7 +34,6 @@ import org.apache.lucene.index.ConcurrentMergeScheduler;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.FloatVectorValues;
-import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
@@ -53,7 +52,6 @@ import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.SearcherManager;
 import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -91,9 +89,7 @@ final class Vectors implements Closeable {
   /** Keys written to the message index since the last commit, past which a vector is not written. */
   private static final int MAX_WRITTEN = 1_000_000;
 
-  private final Directory directory;
-  private final IndexWriter writer; // null when read-only
-  private final SearcherManager manager;
+  private final LuceneIndex index; // its writer null when read-only
   private final Set<String> written = new HashSet<>(); // message keys written since the last commit
   private boolean overflow; // more than MAX_WRITTEN: no vector is written until the next commit
   private final Document pdoc = new Document();
@@ -102,32 +98,20 @@ final class Vectors implements Closeable {
   private final StringField pSession = new StringField("p_session", "", Field.Store.NO);
 
   private Vectors(Directory directory, boolean readOnly) throws IOException {
-    this.directory = directory;
     pdoc.add(new StringField("kind", "p", Field.Store.NO));
     pdoc.add(pKey);
     pdoc.add(pUser);
     pdoc.add(pSession);
-    try {
-      if (readOnly) {
-        writer = null;
-        manager = new SearcherManager(directory, null);
-      } else {
-        IndexWriterConfig config = new IndexWriterConfig();
-        config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
-        config.setCodec(new WideVectorsCodec());
-        config.setMergeScheduler(new ConcurrentMergeScheduler()); // graphs merge off the writing thread
-        config.setCommitOnClose(false);
-        config.setRAMBufferSizeMB(64);
-        writer = new IndexWriter(directory, config);
-        if (!DirectoryReader.indexExists(directory)) {
-          writer.commit();
-        }
-        manager = new SearcherManager(writer, null);
-      }
-    } catch (IOException | RuntimeException e) {
-      directory.close();
-      throw e;
+    IndexWriterConfig config = null;
+    if (!readOnly) {
+      config = new IndexWriterConfig();
+      config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
+      config.setCodec(new WideVectorsCodec());
+      config.setMergeScheduler(new ConcurrentMergeScheduler()); // graphs merge off the writing thread
+      config.setCommitOnClose(false);
+      config.setRAMBufferSizeMB(64);
     }
+    index = new LuceneIndex(directory, config, null);
   }
 
   /**
@@ -213,11 +197,11 @@ final class Vectors implements Closeable {
       String token = token(content); // only a replacement can keep a vector: a new message has none
       float[] kept = storedVector(key, token);
       if (kept != null) {
-        writer.updateDocument(new Term("v_key", key), vectorDoc(key, user, id, session, turn, ts, role, token, kept));
-        writer.deleteDocuments(new Term("p_key", key));
+        index.writer.updateDocument(new Term("v_key", key), vectorDoc(key, user, id, session, turn, ts, role, token, kept));
+        index.writer.deleteDocuments(new Term("p_key", key));
         return;
       }
-      writer.deleteDocuments(new Term("v_key", key));
+      index.writer.deleteDocuments(new Term("v_key", key));
       queue(key, user, session, true);
     } else {
       queue(key, user, session, false);
@@ -239,15 +223,15 @@ final class Vectors implements Closeable {
     pUser.setStringValue(user);
     pSession.setStringValue(session);
     if (replace) {
-      writer.updateDocument(new Term("p_key", key), pdoc);
+      index.writer.updateDocument(new Term("p_key", key), pdoc);
     } else {
-      writer.addDocument(pdoc);
+      index.writer.addDocument(pdoc);
     }
   }
 
   /** The committed vector of {@code key} when it was made from content with {@code token}, else null. */
   private float[] storedVector(String key, String token) throws IOException {
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try {
       for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
         int d = liveDoc(leaf, "v_key", key);
@@ -265,7 +249,7 @@ final class Vectors implements Closeable {
       }
       return null;
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
   }
 
@@ -316,12 +300,12 @@ final class Vectors implements Closeable {
       markWritten(k);
     }
     if (!refs.isEmpty()) {
-      writer.deleteDocuments(new TermInSetQuery("v_key", refs), new TermInSetQuery("p_key", refs));
+      index.writer.deleteDocuments(new TermInSetQuery("v_key", refs), new TermInSetQuery("p_key", refs));
     }
   }
 
   void deleteUser(String user) throws IOException {
-    writer.deleteDocuments(new Term("v_user", user), new Term("p_user", user));
+    index.writer.deleteDocuments(new Term("v_user", user), new Term("p_user", user));
   }
 
   void deleteSession(String user, String sid) throws IOException {
@@ -331,12 +315,12 @@ final class Vectors implements Closeable {
     BooleanQuery.Builder p = new BooleanQuery.Builder();
     p.add(new TermQuery(new Term("p_user", user)), Occur.FILTER);
     p.add(new TermQuery(new Term("p_session", sid)), Occur.FILTER);
-    writer.deleteDocuments(v.build(), p.build());
+    index.writer.deleteDocuments(v.build(), p.build());
   }
 
   /** Every vector dropped (a new model): the caller queues every message again. */
   void deleteAll() throws IOException {
-    writer.deleteAll();
+    index.writer.deleteAll();
     written.clear();
     overflow = true; // a vector read from the queue before this is not written
   }
@@ -347,13 +331,13 @@ final class Vectors implements Closeable {
     pKey.setStringValue(key);
     pUser.setStringValue(user);
     pSession.setStringValue(session);
-    writer.updateDocument(new Term("p_key", key), pdoc);
+    index.writer.updateDocument(new Term("p_key", key), pdoc);
   }
 
   /** Commits this index (before the messages' index commits) and makes it visible to searches. */
   void commit() throws IOException {
-    writer.commit();
-    manager.maybeRefreshBlocking();
+    index.writer.commit();
+    index.manager.maybeRefreshBlocking();
   }
 
   /** After the messages' index committed and refreshed: what was written is settled. */
@@ -363,7 +347,7 @@ final class Vectors implements Closeable {
   }
 
   void refresh() throws IOException {
-    manager.maybeRefresh();
+    index.manager.maybeRefresh();
   }
 
   /**
@@ -386,10 +370,10 @@ final class Vectors implements Closeable {
       if (m == null || !token.equals(m.token())) {
         continue;
       }
-      writer.updateDocument(
+      index.writer.updateDocument(
           new Term("v_key", key),
           vectorDoc(key, user, id, m.session(), m.turn(), m.ts(), m.role(), token, r.floats()));
-      writer.deleteDocuments(new Term("p_key", key));
+      index.writer.deleteDocuments(new Term("p_key", key));
       n++;
     }
     return n;
@@ -411,7 +395,7 @@ final class Vectors implements Closeable {
    */
   byte[] pending(int limit, MessageLookup messages) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     List<String> stale = new ArrayList<>();
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
@@ -451,11 +435,11 @@ final class Vectors implements Closeable {
       }
       g.writeEndArray();
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
-    if (writer != null && !overflow) {
+    if (index.writer != null && !overflow) {
       for (String key : stale) {
-        writer.deleteDocuments(new Term("p_key", key)); // committed with the next commit
+        index.writer.deleteDocuments(new Term("p_key", key)); // committed with the next commit
       }
     }
     return out.toByteArray();
@@ -473,13 +457,13 @@ final class Vectors implements Closeable {
 
   /** [vectors, pending] of {@code user}, or of everyone when null. */
   long[] counts(String user) throws IOException {
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try {
       Query v = user == null ? new TermQuery(new Term("kind", "v")) : new TermQuery(new Term("v_user", user));
       Query p = user == null ? new TermQuery(new Term("kind", "p")) : new TermQuery(new Term("p_user", user));
       return new long[] {searcher.count(v), searcher.count(p)};
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
   }
 
@@ -509,7 +493,7 @@ final class Vectors implements Closeable {
       }
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       if (k > 0) {
@@ -545,7 +529,7 @@ final class Vectors implements Closeable {
       }
       g.writeEndArray();
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
     return out.toByteArray();
   }
@@ -603,13 +587,6 @@ final class Vectors implements Closeable {
 
   @Override
   public void close() throws IOException {
-    try {
-      manager.close();
-      if (writer != null) {
-        writer.close();
-      }
-    } finally {
-      directory.close();
-    }
+    index.close();
   }
 }
