@@ -1,10 +1,8 @@
 package io.refind.lucene;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.refind.lucene.Hits.Hit;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -87,9 +85,7 @@ final class Reads extends Searching {
     for (String t : analysis.terms(text)) {
       order.putIfAbsent(t, 0);
     }
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       java.util.Set<String> kept = new java.util.HashSet<>();
       for (Map.Entry<String, Integer> e : bag) {
         kept.add(e.getKey());
@@ -108,10 +104,7 @@ final class Reads extends Searching {
         g.writeNumberField(term, searcher.count(b.build()));
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /** {@code user}'s messages by id ({@code ids}: a JSON list), with content; missing ids are absent. */
@@ -142,9 +135,7 @@ final class Reads extends Searching {
    */
   String sessionStates(String wanted) throws IOException {
     JsonNode want = Wire.MAPPER.readTree(wanted);
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       // the last turn of each: one pass over the sessions' messages, reading doc values
       Map<String, int[]> tail = new HashMap<>(); // user SEP session -> {turn, global doc}
       List<Integer> docs = Queries.allDocs(searcher, Queries.usersSessions(want));
@@ -204,10 +195,7 @@ final class Reads extends Searching {
         g.writeEndObject();
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -224,9 +212,7 @@ final class Reads extends Searching {
         keys.add(Documents.messageKey(e.getKey(), id));
       }
     }
-    StringWriter out = new StringWriter();
-    IndexSearcher searcher = manager.acquire();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartObject();
       if (!keys.isEmpty()) {
         List<Integer> docs = Queries.allDocs(searcher, Queries.termSet("key", keys));
@@ -236,10 +222,7 @@ final class Reads extends Searching {
         }
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -248,9 +231,7 @@ final class Reads extends Searching {
    */
   String sessionTurns(String wanted) throws IOException {
     JsonNode want = Wire.MAPPER.readTree(wanted);
-    StringWriter out = new StringWriter();
-    IndexSearcher searcher = manager.acquire();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       Map<String, List<Hit>> byUser = hitsByUser(searcher, Queries.allDocs(searcher, Queries.usersSessions(want)), true);
       g.writeStartObject();
       for (Map.Entry<String, List<Hit>> u : byUser.entrySet()) {
@@ -267,10 +248,7 @@ final class Reads extends Searching {
         g.writeEndObject();
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -321,9 +299,7 @@ final class Reads extends Searching {
 
   /** User ids with at least one message, sorted (a JSON list). */
   String users() throws IOException {
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartArray();
       Terms terms = MultiTerms.getTerms(searcher.getIndexReader(), "user_id");
       if (terms != null) {
@@ -336,10 +312,7 @@ final class Reads extends Searching {
         }
       }
       g.writeEndArray();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**

@@ -248,19 +248,14 @@ final class Sessions extends Searching {
     if (sessionIds != null && !sessionIds.isEmpty()) {
       b.add(Queries.termSet("i_session", Wire.strings(Wire.MAPPER.readTree(sessionIds))), Occur.FILTER);
     }
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartArray();
       StoredFields stored = searcher.storedFields();
       for (int d : Queries.allDocs(searcher, b.build())) {
         g.writeRawValue(stored.document(d).get("i_raw"));
       }
       g.writeEndArray();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
