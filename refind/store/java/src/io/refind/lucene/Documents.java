@@ -17,6 +17,10 @@ import org.apache.lucene.document.SortedDocValuesField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.ReaderUtil;
+import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -29,6 +33,17 @@ public final class Documents {
   private Documents() {}
 
   static final String SEP = "\u001f";
+
+  /**
+   * When the stored document {@code global} of {@code searcher} was added (its "added" doc value), or {@code
+   * missing} when it has none (format 1).
+   */
+  static long added(IndexSearcher searcher, int global, long missing) throws IOException {
+    List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+    LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(global, leaves));
+    NumericDocValues added = leaf.reader().getNumericDocValues("added");
+    return added != null && added.advanceExact(global - leaf.docBase) ? added.longValue() : missing;
+  }
 
   /** The "key" of {@code user}'s message {@code id} (ids are unique per user). */
   static String messageKey(String user, String id) {

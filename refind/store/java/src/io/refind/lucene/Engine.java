@@ -34,9 +34,11 @@ import org.apache.lucene.store.FSDirectory;
  *   <li>{@link Writes}: write batches, commits, deletions, retention;
  *   <li>{@link Upgrade}: an older format rewritten in place;
  *   <li>{@link MessageVectors} and {@link Vectors}: the vectors and their queue;
- *   <li>beneath them {@link Queries} (filters, the owner filter), {@link Hits} (hit fields, the stored
- *       messages' cache), {@link Documents} (the document layout) and {@link Wire} (every record exchanged
- *       with Python, field by field).
+ *   <li>beneath them {@link LuceneIndex} (an index opened to read or write: the messages', the vectors'), {@link
+ *       Searching} and {@link Writing} (the state each of those works on), {@link Queries}
+ *       (filters, the owner filter), {@link Hits} (hit fields, the stored messages' cache), {@link
+ *       DocValuesWalk} (doc values read in index order), {@link Documents} (the document layout) and {@link
+ *       Wire} (every record exchanged with Python, field by field).
  * </ul>
  *
  * <p>Arguments and results are JSON (or plain strings and numbers): one string crosses the bridge per call.
@@ -53,9 +55,7 @@ import org.apache.lucene.store.FSDirectory;
  * an index of format 3 or older holds positions and keeps them, for the same reason.
  */
 public final class Engine implements Closeable {
-  private final Directory directory;
-  private final IndexWriter writer; // null when read-only
-  private final SearcherManager manager;
+  private final LuceneIndex index; // its writer null when read-only
   private final BM25Similarity similarity;
   private final Object writeLock = new Object();
   private final Vectors vectors; // null: read-only over an index from before vectors (none yet)
@@ -74,7 +74,8 @@ public final class Engine implements Closeable {
     Documents.MessageDoc doc = new Documents.MessageDoc(textType);
     this.analysis = new Analysis(Analysis.buildAnalyzer());
     this.similarity = new BM25Similarity(k1, b);
-    this.directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(Paths.get(path));
+    IndexWriterConfig config = readOnly ? null : writerConfig(analysis, similarity, ramBufferMb);
+    Directory directory = path == null ? new ByteBuffersDirectory() : FSDirectory.open(Paths.get(path));
     SearcherFactory factory =
         new SearcherFactory() {
           @Override
@@ -84,33 +85,9 @@ public final class Engine implements Closeable {
             return searcher;
           }
         };
-    try {
-      if (readOnly) {
-        this.writer = null;
-        this.manager = new SearcherManager(directory, factory);
-      } else {
-        IndexWriterConfig config = new IndexWriterConfig(analysis.analyzer());
-        config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
-        config.setSimilarity(similarity);
-        config.setRAMBufferSizeMB(ramBufferMb);
-        // merges of adjacent segments only: documents keep insertion order, so equal-score hits come back in
-        // the same order however many commits built the index
-        config.setMergePolicy(new LogByteSizeMergePolicy());
-        // merges in the writing thread: the segments, and so the BM25 statistics (which count deleted
-        // documents until their segment is merged), follow from the writes alone, not from how fast a
-        // background merge ran; searches of an index give the same answers on a busy machine and a quiet one
-        config.setMergeScheduler(new SerialMergeScheduler());
-        config.setCommitOnClose(false); // what was written but not committed was never acknowledged
-        this.writer = new IndexWriter(directory, config);
-        if (!DirectoryReader.indexExists(directory)) {
-          writer.commit(); // an empty but valid index, so read-only openers find one
-        }
-        this.manager = new SearcherManager(writer, factory);
-      }
-    } catch (IOException | RuntimeException e) {
-      directory.close();
-      throw e;
-    }
+    this.index = new LuceneIndex(directory, config, factory);
+    IndexWriter writer = index.writer;
+    SearcherManager manager = index.manager;
     Vectors v = null;
     try {
       v = Vectors.open(path == null ? null : Paths.get(path, "vectors"), readOnly);
@@ -130,6 +107,23 @@ public final class Engine implements Closeable {
     this.writes = new Writes(manager, writer, writeLock, analysis, doc, textType, vectors, reads);
     this.upgrade = new Upgrade(manager, writer, writeLock, analysis, doc, writes);
     this.messageVectors = new MessageVectors(manager, writeLock, vectors, reads);
+  }
+
+  /** How the messages' index is written. */
+  private static IndexWriterConfig writerConfig(Analysis analysis, BM25Similarity similarity, double ramBufferMb) {
+    IndexWriterConfig config = new IndexWriterConfig(analysis.analyzer());
+    config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
+    config.setSimilarity(similarity);
+    config.setRAMBufferSizeMB(ramBufferMb);
+    // merges of adjacent segments only: documents keep insertion order, so equal-score hits come back in
+    // the same order however many commits built the index
+    config.setMergePolicy(new LogByteSizeMergePolicy());
+    // merges in the writing thread: the segments, and so the BM25 statistics (which count deleted
+    // documents until their segment is merged), follow from the writes alone, not from how fast a
+    // background merge ran; searches of an index give the same answers on a busy machine and a quiet one
+    config.setMergeScheduler(new SerialMergeScheduler());
+    config.setCommitOnClose(false); // what was written but not committed was never acknowledged
+    return config;
   }
 
   /**
@@ -156,7 +150,7 @@ public final class Engine implements Closeable {
   }
 
   private void checkWritable() {
-    if (writer == null) {
+    if (index.writer == null) {
       throw new IllegalStateException("read-only");
     }
   }
@@ -276,7 +270,7 @@ public final class Engine implements Closeable {
 
   /** Refreshes a read-only engine to the latest commit (a writer's engine is always current). */
   public void refresh() throws IOException {
-    manager.maybeRefresh();
+    index.manager.maybeRefresh();
     if (vectors != null) {
       vectors.refresh();
     }
@@ -386,14 +380,7 @@ public final class Engine implements Closeable {
         vectors.close();
       }
     } finally {
-      try {
-        manager.close();
-        if (writer != null) {
-          writer.close();
-        }
-      } finally {
-        directory.close();
-      }
+      index.close();
     }
   }
 }

@@ -9,12 +9,8 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.lucene.index.BinaryDocValues;
-import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.ScoreDoc;
@@ -35,6 +31,35 @@ final class Hits {
     String role;
     float score;
     String raw; // the stored message, when read with content
+  }
+
+  /**
+   * The doc-value fields of messages visited in index order ({@link DocValuesWalk}): those a hit shows and
+   * the message's user, each opened in a segment only when read there.
+   */
+  static final class Fields {
+    private final DocValuesWalk walk;
+    final DocValuesWalk.Column user;
+    final DocValuesWalk.Column id;
+    final DocValuesWalk.Column session;
+    final DocValuesWalk.Column role;
+    final DocValuesWalk.Column turn;
+    final DocValuesWalk.Column ts;
+
+    Fields(IndexSearcher searcher) {
+      walk = new DocValuesWalk(searcher);
+      user = walk.sorted("user_dv");
+      id = walk.binary("id");
+      session = walk.sorted("session_id");
+      role = walk.sorted("role_dv");
+      turn = walk.numeric("turn");
+      ts = walk.numeric("ts");
+    }
+
+    /** Moves to message {@code global}, at or after the current one. */
+    void to(int global) {
+      walk.to(global);
+    }
   }
 
   /** {@code docs} as a JSON list of hits ({@link Wire#hit}); unscored ones with score 0. */
@@ -64,32 +89,15 @@ final class Hits {
       order[i] = i;
     }
     Arrays.sort(order, Comparator.comparingInt(i -> docs[i].doc)); // doc values read forwards
-    int leafIndex = -1;
-    BinaryDocValues ids = null;
-    SortedDocValues sessions = null;
-    SortedDocValues roles = null;
-    NumericDocValues turns = null;
-    NumericDocValues times = null;
-    LeafReaderContext leaf = null;
+    Fields m = new Fields(searcher);
     for (int i : order) {
-      int global = docs[i].doc;
-      int li = ReaderUtil.subIndex(global, leaves);
-      if (li != leafIndex) {
-        leafIndex = li;
-        leaf = leaves.get(li);
-        ids = DocValues.getBinary(leaf.reader(), "id");
-        sessions = DocValues.getSorted(leaf.reader(), "session_id");
-        roles = DocValues.getSorted(leaf.reader(), "role_dv");
-        turns = DocValues.getNumeric(leaf.reader(), "turn");
-        times = DocValues.getNumeric(leaf.reader(), "ts");
-      }
-      int d = global - leaf.docBase;
+      m.to(docs[i].doc);
       Hit h = new Hit();
-      h.id = ids.advanceExact(d) ? ids.binaryValue().utf8ToString() : "";
-      h.session = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-      h.role = roles.advanceExact(d) ? roles.lookupOrd(roles.ordValue()).utf8ToString() : "";
-      h.turn = turns.advanceExact(d) ? (int) turns.longValue() : 0;
-      h.ts = times.advanceExact(d) ? times.longValue() : 0L;
+      h.id = m.id.text();
+      h.session = m.session.text();
+      h.role = m.role.text();
+      h.turn = (int) m.turn.number();
+      h.ts = m.ts.number();
       h.score = docs[i].score;
       out[i] = h;
     }
@@ -154,25 +162,17 @@ final class Hits {
   /** The {@code field} (sorted doc values) of each of {@code docs}, read forwards once per segment. */
   static String[] sortedValues(IndexSearcher searcher, ScoreDoc[] docs, String field)
       throws IOException {
-    List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     String[] out = new String[docs.length];
     Integer[] order = new Integer[docs.length];
     for (int i = 0; i < docs.length; i++) {
       order[i] = i;
     }
     Arrays.sort(order, Comparator.comparingInt(i -> docs[i].doc)); // doc values are read forwards
-    int leafIndex = -1;
-    LeafReaderContext leaf = null;
-    SortedDocValues dv = null;
+    DocValuesWalk walk = new DocValuesWalk(searcher);
+    DocValuesWalk.Column values = walk.sorted(field);
     for (int i : order) {
-      int li = ReaderUtil.subIndex(docs[i].doc, leaves);
-      if (li != leafIndex) {
-        leafIndex = li;
-        leaf = leaves.get(li);
-        dv = DocValues.getSorted(leaf.reader(), field);
-      }
-      int d = docs[i].doc - leaf.docBase;
-      out[i] = dv.advanceExact(d) ? dv.lookupOrd(dv.ordValue()).utf8ToString() : "";
+      walk.to(docs[i].doc);
+      out[i] = values.text();
     }
     return out;
   }

@@ -5,11 +5,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
 import org.apache.lucene.document.Document;
-import org.apache.lucene.index.BinaryDocValues;
-import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
@@ -154,26 +150,10 @@ final class MessageVectors {
       IndexSearcher searcher = manager.acquire();
       try {
         List<Integer> docs = Queries.allDocs(searcher, new TermQuery(new Term("kind", "m")));
-        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-        int leafIndex = -1;
-        SortedDocValues users = null;
-        SortedDocValues sessions = null;
-        BinaryDocValues ids = null;
-        LeafReaderContext leaf = null;
+        Hits.Fields m = new Hits.Fields(searcher);
         for (int global : docs) {
-          int li = ReaderUtil.subIndex(global, leaves);
-          if (li != leafIndex) {
-            leafIndex = li;
-            leaf = leaves.get(li);
-            users = DocValues.getSorted(leaf.reader(), "user_dv");
-            sessions = DocValues.getSorted(leaf.reader(), "session_id");
-            ids = DocValues.getBinary(leaf.reader(), "id");
-          }
-          int d = global - leaf.docBase;
-          String u = users.advanceExact(d) ? users.lookupOrd(users.ordValue()).utf8ToString() : "";
-          String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-          String id = ids.advanceExact(d) ? ids.binaryValue().utf8ToString() : "";
-          vectors.enqueue(u, id, sid);
+          m.to(global);
+          vectors.enqueue(m.user.text(), m.id.text(), m.session.text());
           n++;
         }
       } finally {

@@ -114,6 +114,20 @@ final class Queries {
         LongPoint.newRangeQuery(field, lo, hi), NumericDocValuesField.newSlowRangeQuery(field, lo, hi));
   }
 
+  /**
+   * {@code b} with the time filter of {@code f} (a read's filters) over {@code field}, when it has one: from
+   * "time_from" to "time_to", either open when absent or null.
+   */
+  static void timeRange(BooleanQuery.Builder b, JsonNode f, String field) {
+    JsonNode from = f.get("time_from");
+    JsonNode to = f.get("time_to");
+    if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
+      long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
+      long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
+      b.add(longRange(field, lo, hi), Occur.FILTER);
+    }
+  }
+
   /** {@code q} restricted to documents of {@code kind}. */
   static Query kindAnd(String kind, Query q) {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
@@ -143,13 +157,7 @@ final class Queries {
   /** {@code b} with the filters of {@code f} (null: none) added. */
   static Query filtered(BooleanQuery.Builder b, String user, JsonNode f) {
     if (f != null && !f.isNull()) {
-      JsonNode from = f.get("time_from");
-      JsonNode to = f.get("time_to");
-      if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
-        long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
-        long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
-        b.add(longRange("ts", lo, hi), Occur.FILTER);
-      }
+      timeRange(b, f, "ts");
       if (f.hasNonNull("session_ids")) {
         b.add(termSet("session_id", Wire.strings(f.get("session_ids"))), Occur.FILTER);
       }

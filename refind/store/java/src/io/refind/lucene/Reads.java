@@ -1,10 +1,8 @@
 package io.refind.lucene;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.refind.lucene.Hits.Hit;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -13,12 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.DocValues;
-import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.MultiTerms;
-import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
@@ -41,13 +34,9 @@ import org.apache.lucene.util.BytesRef;
  * counts and users, and the write side's batched lookups (session states, stored ids, session turns,
  * request markers) for many users at once. Each read acquires a searcher and releases it.
  */
-final class Reads {
-  private final SearcherManager manager;
-  private final Analysis analysis;
-
+final class Reads extends Searching {
   Reads(SearcherManager manager, Analysis analysis) {
-    this.manager = manager;
-    this.analysis = analysis;
+    super(manager, analysis);
   }
 
   /**
@@ -96,9 +85,7 @@ final class Reads {
     for (String t : analysis.terms(text)) {
       order.putIfAbsent(t, 0);
     }
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       java.util.Set<String> kept = new java.util.HashSet<>();
       for (Map.Entry<String, Integer> e : bag) {
         kept.add(e.getKey());
@@ -117,10 +104,7 @@ final class Reads {
         g.writeNumberField(term, searcher.count(b.build()));
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /** {@code user}'s messages by id ({@code ids}: a JSON list), with content; missing ids are absent. */
@@ -151,34 +135,18 @@ final class Reads {
    */
   String sessionStates(String wanted) throws IOException {
     JsonNode want = Wire.MAPPER.readTree(wanted);
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       // the last turn of each: one pass over the sessions' messages, reading doc values
       Map<String, int[]> tail = new HashMap<>(); // user SEP session -> {turn, global doc}
       List<Integer> docs = Queries.allDocs(searcher, Queries.usersSessions(want));
-      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-      int leafIndex = -1;
-      SortedDocValues users = null;
-      SortedDocValues sessions = null;
-      NumericDocValues turns = null;
-      LeafReaderContext leaf = null;
+      Hits.Fields m = new Hits.Fields(searcher);
       for (int global : docs) { // in index order: doc values read forwards
-        int li = ReaderUtil.subIndex(global, leaves);
-        if (li != leafIndex) {
-          leafIndex = li;
-          leaf = leaves.get(li);
-          users = DocValues.getSorted(leaf.reader(), "user_dv");
-          sessions = DocValues.getSorted(leaf.reader(), "session_id");
-          turns = DocValues.getNumeric(leaf.reader(), "turn");
-        }
-        int d = global - leaf.docBase;
-        String u = users.advanceExact(d) ? users.lookupOrd(users.ordValue()).utf8ToString() : "";
-        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-        int turn = turns.advanceExact(d) ? (int) turns.longValue() : 0;
-        int[] best = tail.get(u + Documents.SEP + sid);
+        m.to(global);
+        String k = m.user.text() + Documents.SEP + m.session.text();
+        int turn = (int) m.turn.number();
+        int[] best = tail.get(k);
         if (best == null || turn > best[0]) {
-          tail.put(u + Documents.SEP + sid, new int[] {turn, global});
+          tail.put(k, new int[] {turn, global});
         }
       }
       List<String> textKeys = new ArrayList<>();
@@ -227,10 +195,7 @@ final class Reads {
         g.writeEndObject();
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -247,35 +212,17 @@ final class Reads {
         keys.add(Documents.messageKey(e.getKey(), id));
       }
     }
-    StringWriter out = new StringWriter();
-    IndexSearcher searcher = manager.acquire();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartObject();
       if (!keys.isEmpty()) {
         List<Integer> docs = Queries.allDocs(searcher, Queries.termSet("key", keys));
-        ScoreDoc[] sds = new ScoreDoc[docs.size()];
-        for (int i = 0; i < sds.length; i++) {
-          sds[i] = new ScoreDoc(docs.get(i), 0f);
-        }
-        List<Hit> hits = Hits.read(searcher, sds, false);
-        String[] users = Hits.sortedValues(searcher, sds, "user_dv");
-        Map<String, List<Hit>> byUser = new LinkedHashMap<>();
-        for (int i = 0; i < sds.length; i++) {
-          byUser.computeIfAbsent(users[i], x -> new ArrayList<>()).add(hits.get(i));
-        }
-        for (Map.Entry<String, List<Hit>> e : byUser.entrySet()) {
-          g.writeArrayFieldStart(e.getKey());
-          for (Hit h : e.getValue()) {
-            Wire.hit(g, h);
-          }
-          g.writeEndArray();
+        for (Map.Entry<String, List<Hit>> e : hitsByUser(searcher, docs, false).entrySet()) {
+          g.writeFieldName(e.getKey());
+          Wire.hits(g, e.getValue());
         }
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -284,41 +231,43 @@ final class Reads {
    */
   String sessionTurns(String wanted) throws IOException {
     JsonNode want = Wire.MAPPER.readTree(wanted);
-    StringWriter out = new StringWriter();
-    IndexSearcher searcher = manager.acquire();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
-      List<Integer> docs = Queries.allDocs(searcher, Queries.usersSessions(want));
-      ScoreDoc[] sds = new ScoreDoc[docs.size()];
-      for (int i = 0; i < sds.length; i++) {
-        sds[i] = new ScoreDoc(docs.get(i), 0f);
-      }
-      List<Hit> hits = Hits.read(searcher, sds, true);
-      String[] users = Hits.sortedValues(searcher, sds, "user_dv");
-      Map<String, Map<String, List<Hit>>> grouped = new LinkedHashMap<>();
-      for (int i = 0; i < sds.length; i++) {
-        grouped
-            .computeIfAbsent(users[i], x -> new LinkedHashMap<>())
-            .computeIfAbsent(hits.get(i).session, x -> new ArrayList<>())
-            .add(hits.get(i));
-      }
+    return json((searcher, g) -> {
+      Map<String, List<Hit>> byUser = hitsByUser(searcher, Queries.allDocs(searcher, Queries.usersSessions(want)), true);
       g.writeStartObject();
-      for (Map.Entry<String, Map<String, List<Hit>>> u : grouped.entrySet()) {
+      for (Map.Entry<String, List<Hit>> u : byUser.entrySet()) {
+        Map<String, List<Hit>> bySession = new LinkedHashMap<>();
+        for (Hit h : u.getValue()) {
+          bySession.computeIfAbsent(h.session, x -> new ArrayList<>()).add(h);
+        }
         g.writeObjectFieldStart(u.getKey());
-        for (Map.Entry<String, List<Hit>> e : u.getValue().entrySet()) {
+        for (Map.Entry<String, List<Hit>> e : bySession.entrySet()) {
           e.getValue().sort(Comparator.comparingInt(h -> h.turn));
-          g.writeArrayFieldStart(e.getKey());
-          for (Hit h : e.getValue()) {
-            Wire.hit(g, h);
-          }
-          g.writeEndArray();
+          g.writeFieldName(e.getKey());
+          Wire.hits(g, e.getValue());
         }
         g.writeEndObject();
       }
       g.writeEndObject();
-    } finally {
-      manager.release(searcher);
+    });
+  }
+
+  /**
+   * The hits of {@code docs} (global doc ids in index order), with content or without, by user: users in the
+   * order of their first hit, each one's hits in index order.
+   */
+  private static Map<String, List<Hit>> hitsByUser(IndexSearcher searcher, List<Integer> docs, boolean content)
+      throws IOException {
+    ScoreDoc[] sds = new ScoreDoc[docs.size()];
+    for (int i = 0; i < sds.length; i++) {
+      sds[i] = new ScoreDoc(docs.get(i), 0f);
     }
-    return out.toString();
+    List<Hit> hits = Hits.read(searcher, sds, content);
+    String[] users = Hits.sortedValues(searcher, sds, "user_dv");
+    Map<String, List<Hit>> byUser = new LinkedHashMap<>();
+    for (int i = 0; i < sds.length; i++) {
+      byUser.computeIfAbsent(users[i], x -> new ArrayList<>()).add(hits.get(i));
+    }
+    return byUser;
   }
 
   /** The payload stored with {@code user}'s {@code requestId}, or null. */
@@ -350,9 +299,7 @@ final class Reads {
 
   /** User ids with at least one message, sorted (a JSON list). */
   String users() throws IOException {
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartArray();
       Terms terms = MultiTerms.getTerms(searcher.getIndexReader(), "user_id");
       if (terms != null) {
@@ -365,10 +312,7 @@ final class Reads {
         }
       }
       g.writeEndArray();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**

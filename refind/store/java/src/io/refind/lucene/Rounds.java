@@ -22,13 +22,9 @@ import org.apache.lucene.search.SearcherManager;
  * (mirroring {@code refind.fusion.fuse_hits}), the spans around the chosen hits and their turns, the
  * analyzed terms and the titles' ranking.
  */
-final class Rounds {
-  private final SearcherManager manager;
-  private final Analysis analysis;
-
+final class Rounds extends Searching {
   Rounds(SearcherManager manager, Analysis analysis) {
-    this.manager = manager;
-    this.analysis = analysis;
+    super(manager, analysis);
   }
 
   /** A hit and its fused score. */

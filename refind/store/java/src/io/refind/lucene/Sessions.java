@@ -15,8 +15,6 @@ import java.util.Map;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
@@ -32,13 +30,9 @@ import org.apache.lucene.search.TopScoreDocCollector;
  * The reads over sessions: BM25 over whole sessions and over their titles (all of a person's, or among
  * given ones), the turns of any number of spans in one call, the sessions' info and summaries.
  */
-final class Sessions {
-  private final SearcherManager manager;
-  private final Analysis analysis;
-
+final class Sessions extends Searching {
   Sessions(SearcherManager manager, Analysis analysis) {
-    this.manager = manager;
-    this.analysis = analysis;
+    super(manager, analysis);
   }
 
   /** A session ranked by BM25 (of its whole text, or of its title). */
@@ -46,23 +40,21 @@ final class Sessions {
 
   /** BM25 over whole sessions of {@code user} (restricted to {@code sessionIds}, a JSON list, when given). */
   String searchSessions(String user, String text, int k, String sessionIds) throws IOException {
-    List<String> only =
-        sessionIds != null && !sessionIds.isEmpty() ? Wire.strings(Wire.MAPPER.readTree(sessionIds)) : null;
-    IndexSearcher searcher = manager.acquire();
-    try {
-      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery("s_contents", text), k, only, "s_contents"));
-    } finally {
-      manager.release(searcher);
-    }
+    return search(user, text, k, sessionIds, "s_contents");
   }
 
   /** BM25 over the titles of {@code user}'s sessions (restricted to {@code sessionIds} when given). */
   String searchTitles(String user, String text, int k, String sessionIds) throws IOException {
+    return search(user, text, k, sessionIds, "i_title");
+  }
+
+  /** {@link #rankSessions} over {@code field} as JSON, with a searcher of its own. */
+  private String search(String user, String text, int k, String sessionIds, String field) throws IOException {
     List<String> only =
         sessionIds != null && !sessionIds.isEmpty() ? Wire.strings(Wire.MAPPER.readTree(sessionIds)) : null;
     IndexSearcher searcher = manager.acquire();
     try {
-      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery("i_title", text), k, only, "i_title"));
+      return Wire.scoredSessions(rankSessions(searcher, user, analysis.bagQuery(field, text), k, only, field));
     } finally {
       manager.release(searcher);
     }
@@ -173,11 +165,7 @@ final class Sessions {
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       for (List<Hit> group : grouped) {
-        g.writeStartArray();
-        for (Hit h : group) {
-          Wire.hit(g, h);
-        }
-        g.writeEndArray();
+        Wire.hits(g, group);
       }
       g.writeEndArray();
     }
@@ -260,19 +248,14 @@ final class Sessions {
     if (sessionIds != null && !sessionIds.isEmpty()) {
       b.add(Queries.termSet("i_session", Wire.strings(Wire.MAPPER.readTree(sessionIds))), Occur.FILTER);
     }
-    IndexSearcher searcher = manager.acquire();
-    StringWriter out = new StringWriter();
-    try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
+    return json((searcher, g) -> {
       g.writeStartArray();
       StoredFields stored = searcher.storedFields();
       for (int d : Queries.allDocs(searcher, b.build())) {
         g.writeRawValue(stored.document(d).get("i_raw"));
       }
       g.writeEndArray();
-    } finally {
-      manager.release(searcher);
-    }
-    return out.toString();
+    });
   }
 
   /**
@@ -284,22 +267,11 @@ final class Sessions {
     Map<String, long[]> by = new LinkedHashMap<>();
     try {
       List<Integer> docs = Queries.allDocs(searcher, new TermQuery(new Term("user_id", user)));
-      List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-      int leafIndex = -1;
-      SortedDocValues sessions = null;
-      NumericDocValues times = null;
-      LeafReaderContext leaf = null;
+      Hits.Fields m = new Hits.Fields(searcher);
       for (int global : docs) {
-        int li = ReaderUtil.subIndex(global, leaves);
-        if (li != leafIndex) {
-          leafIndex = li;
-          leaf = leaves.get(li);
-          sessions = DocValues.getSorted(leaf.reader(), "session_id");
-          times = DocValues.getNumeric(leaf.reader(), "ts");
-        }
-        int d = global - leaf.docBase;
-        String sid = sessions.advanceExact(d) ? sessions.lookupOrd(sessions.ordValue()).utf8ToString() : "";
-        long ts = times.advanceExact(d) ? times.longValue() : 0L;
+        m.to(global);
+        String sid = m.session.text();
+        long ts = m.ts.number();
         long[] acc = by.get(sid);
         if (acc == null) {
           by.put(sid, new long[] {1, ts, ts});

@@ -4,9 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.util.List;
 import org.apache.lucene.index.IndexWriter;
-import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
@@ -23,20 +20,10 @@ import org.apache.lucene.search.TopDocs;
  * query, and the rewrite of stored messages whose standing changed (an index written before the rule, or by
  * another version of it).
  */
-final class Standing {
-  private final SearcherManager manager;
-  private final IndexWriter writer; // null when read-only
-  private final Object writeLock;
-  private final Analysis analysis;
-  private final Documents.MessageDoc doc;
-
+final class Standing extends Writing {
   Standing(
       SearcherManager manager, IndexWriter writer, Object writeLock, Analysis analysis, Documents.MessageDoc doc) {
-    this.manager = manager;
-    this.writer = writer;
-    this.writeLock = writeLock;
-    this.analysis = analysis;
-    this.doc = doc;
+    super(manager, writer, writeLock, analysis, doc);
   }
 
   /**
@@ -79,7 +66,6 @@ final class Standing {
       IndexSearcher searcher = manager.acquire();
       try {
         StoredFields stored = searcher.storedFields();
-        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
         for (JsonNode node : list) {
           Wire.StandingChange e = Wire.standingChange(node);
           String key = Documents.messageKey(e.user(), e.id());
@@ -89,9 +75,7 @@ final class Standing {
           }
           int docId = top.scoreDocs[0].doc;
           JsonNode raw = Wire.MAPPER.readTree(stored.document(docId).get("raw"));
-          LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docId, leaves));
-          NumericDocValues added = leaf.reader().getNumericDocValues("added");
-          long when = added != null && added.advanceExact(docId - leaf.docBase) ? added.longValue() : 0L;
+          long when = Documents.added(searcher, docId, 0L);
           Wire.Message m = Documents.storedMessage(e.user(), raw, e.standing());
           doc.fill(m, analysis.termArray(m.content()), when);
           writer.updateDocument(new Term("key", key), doc.doc);

@@ -2,13 +2,11 @@ package io.refind.lucene;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.IndexWriter;
-import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.MultiTerms;
-import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
@@ -24,22 +22,13 @@ import org.apache.lucene.util.BytesRef;
  * The upgrade of an index of an older format (1 or 2) in place: every document rewritten in this format from
  * what it stored. Python decides when ({@code refind.store.lucene}: on a writable open of such an index).
  */
-final class Upgrade {
-  private final SearcherManager manager;
-  private final IndexWriter writer;
-  private final Object writeLock;
-  private final Analysis analysis;
-  private final Documents.MessageDoc doc;
+final class Upgrade extends Writing {
   private final Writes writes;
 
   Upgrade(
       SearcherManager manager, IndexWriter writer, Object writeLock, Analysis analysis, Documents.MessageDoc doc,
       Writes writes) {
-    this.manager = manager;
-    this.writer = writer;
-    this.writeLock = writeLock;
-    this.analysis = analysis;
-    this.doc = doc;
+    super(manager, writer, writeLock, analysis, doc);
     this.writes = writes;
   }
 
@@ -54,17 +43,13 @@ final class Upgrade {
       IndexSearcher searcher = manager.acquire();
       try {
         StoredFields stored = searcher.storedFields();
-        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
         int messages = searcher.count(new TermQuery(new Term("kind", "m")));
         if (messages > 0) {
           TopDocs all = searcher.search(new TermQuery(new Term("kind", "m")), messages);
           for (ScoreDoc sd : all.scoreDocs) {
             Document old = stored.document(sd.doc);
             JsonNode raw = Wire.MAPPER.readTree(old.get("raw"));
-            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
-            NumericDocValues added = leaf.reader().getNumericDocValues("added");
-            int d = sd.doc - leaf.docBase;
-            long when = added != null && added.advanceExact(d) ? added.longValue() : legacyAdded;
+            long when = Documents.added(searcher, sd.doc, legacyAdded);
             Wire.Message m =
                 Documents.storedMessage(
                     old.get("user_id"), raw, raw.hasNonNull("standing") ? raw.get("standing") : null);
@@ -76,45 +61,14 @@ final class Upgrade {
         Terms keys = MultiTerms.getTerms(searcher.getIndexReader(), "key");
         if (keys != null) {
           // session texts: rewritten with their session id stored and the session document beside them
-          String textPrefix = Documents.SEP + "session-text" + Documents.SEP;
-          TermsEnum st = keys.iterator();
-          if (st.seekCeil(new BytesRef(textPrefix)) != TermsEnum.SeekStatus.END) {
-            for (BytesRef ref = st.term(); ref != null; ref = st.next()) {
-              String key = ref.utf8ToString();
-              if (!key.startsWith(textPrefix)) {
-                break;
-              }
-              TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
-              if (top.scoreDocs.length == 0) {
-                continue;
-              }
-              String[] parts = key.substring(textPrefix.length()).split(Documents.SEP, 2);
-              writes.writeSession(parts[0], parts[1], stored.document(top.scoreDocs[0].doc).get("s_text"), null, true);
-              n++;
-            }
+          for (Keyed t : keyed(searcher, keys, Documents.SEP + "session-text" + Documents.SEP)) {
+            writes.writeSession(t.user(), t.id(), stored.document(t.doc()).get("s_text"), null, true);
+            n++;
           }
-          String prefix = Documents.SEP + "request" + Documents.SEP;
-          TermsEnum it = keys.iterator();
-          if (it.seekCeil(new BytesRef(prefix)) != TermsEnum.SeekStatus.END) {
-            for (BytesRef ref = it.term(); ref != null; ref = it.next()) {
-              String key = ref.utf8ToString();
-              if (!key.startsWith(prefix)) {
-                break;
-              }
-              TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
-              if (top.scoreDocs.length == 0) {
-                continue;
-              }
-              String[] parts = key.substring(prefix.length()).split(Documents.SEP, 2);
-              int doc = top.scoreDocs[0].doc;
-              String payload = stored.document(doc).get("raw");
-              LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(doc, leaves));
-              NumericDocValues added = leaf.reader().getNumericDocValues("added");
-              long when =
-                  added != null && added.advanceExact(doc - leaf.docBase) ? added.longValue() : legacyAdded;
-              writes.writeMarker(parts[0], parts[1], payload, when);
-              n++;
-            }
+          for (Keyed r : keyed(searcher, keys, Documents.SEP + "request" + Documents.SEP)) {
+            String payload = stored.document(r.doc()).get("raw");
+            writes.writeMarker(r.user(), r.id(), payload, Documents.added(searcher, r.doc(), legacyAdded));
+            n++;
           }
         }
       } finally {
@@ -122,5 +76,32 @@ final class Upgrade {
       }
     }
     return n;
+  }
+
+  /** A document named by a "key" of one kind: the user and the id (a session's, a request's) the key holds. */
+  private record Keyed(String user, String id, int doc) {}
+
+  /**
+   * The documents whose "key" ({@code keys}) starts with {@code prefix} (a kind between separators), in key
+   * order: each key's first match, with the rest of the key split into user and id.
+   */
+  private static List<Keyed> keyed(IndexSearcher searcher, Terms keys, String prefix) throws IOException {
+    List<Keyed> out = new ArrayList<>();
+    TermsEnum it = keys.iterator();
+    if (it.seekCeil(new BytesRef(prefix)) != TermsEnum.SeekStatus.END) {
+      for (BytesRef ref = it.term(); ref != null; ref = it.next()) {
+        String key = ref.utf8ToString();
+        if (!key.startsWith(prefix)) {
+          break;
+        }
+        TopDocs top = searcher.search(new TermQuery(new Term("key", key)), 1);
+        if (top.scoreDocs.length == 0) {
+          continue;
+        }
+        String[] parts = key.substring(prefix.length()).split(Documents.SEP, 2);
+        out.add(new Keyed(parts[0], parts[1], top.scoreDocs[0].doc));
+      }
+    }
+    return out;
   }
 }

@@ -34,7 +34,6 @@ import org.apache.lucene.index.ConcurrentMergeScheduler;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.FloatVectorValues;
-import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
@@ -49,12 +48,10 @@ import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.search.IndexOrDocValuesQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.SearcherManager;
 import org.apache.lucene.search.TermInSetQuery;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -92,9 +89,7 @@ final class Vectors implements Closeable {
   /** Keys written to the message index since the last commit, past which a vector is not written. */
   private static final int MAX_WRITTEN = 1_000_000;
 
-  private final Directory directory;
-  private final IndexWriter writer; // null when read-only
-  private final SearcherManager manager;
+  private final LuceneIndex index; // its writer null when read-only
   private final Set<String> written = new HashSet<>(); // message keys written since the last commit
   private boolean overflow; // more than MAX_WRITTEN: no vector is written until the next commit
   private final Document pdoc = new Document();
@@ -103,32 +98,20 @@ final class Vectors implements Closeable {
   private final StringField pSession = new StringField("p_session", "", Field.Store.NO);
 
   private Vectors(Directory directory, boolean readOnly) throws IOException {
-    this.directory = directory;
     pdoc.add(new StringField("kind", "p", Field.Store.NO));
     pdoc.add(pKey);
     pdoc.add(pUser);
     pdoc.add(pSession);
-    try {
-      if (readOnly) {
-        writer = null;
-        manager = new SearcherManager(directory, null);
-      } else {
-        IndexWriterConfig config = new IndexWriterConfig();
-        config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
-        config.setCodec(new WideVectorsCodec());
-        config.setMergeScheduler(new ConcurrentMergeScheduler()); // graphs merge off the writing thread
-        config.setCommitOnClose(false);
-        config.setRAMBufferSizeMB(64);
-        writer = new IndexWriter(directory, config);
-        if (!DirectoryReader.indexExists(directory)) {
-          writer.commit();
-        }
-        manager = new SearcherManager(writer, null);
-      }
-    } catch (IOException | RuntimeException e) {
-      directory.close();
-      throw e;
+    IndexWriterConfig config = null;
+    if (!readOnly) {
+      config = new IndexWriterConfig();
+      config.setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND);
+      config.setCodec(new WideVectorsCodec());
+      config.setMergeScheduler(new ConcurrentMergeScheduler()); // graphs merge off the writing thread
+      config.setCommitOnClose(false);
+      config.setRAMBufferSizeMB(64);
     }
+    index = new LuceneIndex(directory, config, null);
   }
 
   /**
@@ -214,11 +197,11 @@ final class Vectors implements Closeable {
       String token = token(content); // only a replacement can keep a vector: a new message has none
       float[] kept = storedVector(key, token);
       if (kept != null) {
-        writer.updateDocument(new Term("v_key", key), vectorDoc(key, user, id, session, turn, ts, role, token, kept));
-        writer.deleteDocuments(new Term("p_key", key));
+        index.writer.updateDocument(new Term("v_key", key), vectorDoc(key, user, id, session, turn, ts, role, token, kept));
+        index.writer.deleteDocuments(new Term("p_key", key));
         return;
       }
-      writer.deleteDocuments(new Term("v_key", key));
+      index.writer.deleteDocuments(new Term("v_key", key));
       queue(key, user, session, true);
     } else {
       queue(key, user, session, false);
@@ -240,15 +223,15 @@ final class Vectors implements Closeable {
     pUser.setStringValue(user);
     pSession.setStringValue(session);
     if (replace) {
-      writer.updateDocument(new Term("p_key", key), pdoc);
+      index.writer.updateDocument(new Term("p_key", key), pdoc);
     } else {
-      writer.addDocument(pdoc);
+      index.writer.addDocument(pdoc);
     }
   }
 
   /** The committed vector of {@code key} when it was made from content with {@code token}, else null. */
   private float[] storedVector(String key, String token) throws IOException {
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try {
       for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
         int d = liveDoc(leaf, "v_key", key);
@@ -266,7 +249,7 @@ final class Vectors implements Closeable {
       }
       return null;
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
   }
 
@@ -317,12 +300,12 @@ final class Vectors implements Closeable {
       markWritten(k);
     }
     if (!refs.isEmpty()) {
-      writer.deleteDocuments(new TermInSetQuery("v_key", refs), new TermInSetQuery("p_key", refs));
+      index.writer.deleteDocuments(new TermInSetQuery("v_key", refs), new TermInSetQuery("p_key", refs));
     }
   }
 
   void deleteUser(String user) throws IOException {
-    writer.deleteDocuments(new Term("v_user", user), new Term("p_user", user));
+    index.writer.deleteDocuments(new Term("v_user", user), new Term("p_user", user));
   }
 
   void deleteSession(String user, String sid) throws IOException {
@@ -332,12 +315,12 @@ final class Vectors implements Closeable {
     BooleanQuery.Builder p = new BooleanQuery.Builder();
     p.add(new TermQuery(new Term("p_user", user)), Occur.FILTER);
     p.add(new TermQuery(new Term("p_session", sid)), Occur.FILTER);
-    writer.deleteDocuments(v.build(), p.build());
+    index.writer.deleteDocuments(v.build(), p.build());
   }
 
   /** Every vector dropped (a new model): the caller queues every message again. */
   void deleteAll() throws IOException {
-    writer.deleteAll();
+    index.writer.deleteAll();
     written.clear();
     overflow = true; // a vector read from the queue before this is not written
   }
@@ -348,13 +331,13 @@ final class Vectors implements Closeable {
     pKey.setStringValue(key);
     pUser.setStringValue(user);
     pSession.setStringValue(session);
-    writer.updateDocument(new Term("p_key", key), pdoc);
+    index.writer.updateDocument(new Term("p_key", key), pdoc);
   }
 
   /** Commits this index (before the messages' index commits) and makes it visible to searches. */
   void commit() throws IOException {
-    writer.commit();
-    manager.maybeRefreshBlocking();
+    index.writer.commit();
+    index.manager.maybeRefreshBlocking();
   }
 
   /** After the messages' index committed and refreshed: what was written is settled. */
@@ -364,7 +347,7 @@ final class Vectors implements Closeable {
   }
 
   void refresh() throws IOException {
-    manager.maybeRefresh();
+    index.manager.maybeRefresh();
   }
 
   /**
@@ -387,10 +370,10 @@ final class Vectors implements Closeable {
       if (m == null || !token.equals(m.token())) {
         continue;
       }
-      writer.updateDocument(
+      index.writer.updateDocument(
           new Term("v_key", key),
           vectorDoc(key, user, id, m.session(), m.turn(), m.ts(), m.role(), token, r.floats()));
-      writer.deleteDocuments(new Term("p_key", key));
+      index.writer.deleteDocuments(new Term("p_key", key));
       n++;
     }
     return n;
@@ -412,7 +395,7 @@ final class Vectors implements Closeable {
    */
   byte[] pending(int limit, MessageLookup messages) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     List<String> stale = new ArrayList<>();
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
@@ -452,11 +435,11 @@ final class Vectors implements Closeable {
       }
       g.writeEndArray();
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
-    if (writer != null && !overflow) {
+    if (index.writer != null && !overflow) {
       for (String key : stale) {
-        writer.deleteDocuments(new Term("p_key", key)); // committed with the next commit
+        index.writer.deleteDocuments(new Term("p_key", key)); // committed with the next commit
       }
     }
     return out.toByteArray();
@@ -474,13 +457,13 @@ final class Vectors implements Closeable {
 
   /** [vectors, pending] of {@code user}, or of everyone when null. */
   long[] counts(String user) throws IOException {
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try {
       Query v = user == null ? new TermQuery(new Term("kind", "v")) : new TermQuery(new Term("v_user", user));
       Query p = user == null ? new TermQuery(new Term("kind", "p")) : new TermQuery(new Term("p_user", user));
       return new long[] {searcher.count(v), searcher.count(p)};
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
   }
 
@@ -495,15 +478,7 @@ final class Vectors implements Closeable {
     BooleanQuery.Builder b = new BooleanQuery.Builder();
     b.add(new TermQuery(new Term("v_user", user)), Occur.FILTER);
     if (f != null && !f.isNull()) {
-      JsonNode from = f.get("time_from");
-      JsonNode to = f.get("time_to");
-      if ((from != null && !from.isNull()) || (to != null && !to.isNull())) {
-        long lo = from != null && !from.isNull() ? from.asLong() : Long.MIN_VALUE;
-        long hi = to != null && !to.isNull() ? to.asLong() : Long.MAX_VALUE;
-        b.add(new IndexOrDocValuesQuery(
-            LongPoint.newRangeQuery("v_ts", lo, hi), NumericDocValuesField.newSlowRangeQuery("v_ts", lo, hi)),
-            Occur.FILTER);
-      }
+      Queries.timeRange(b, f, "v_ts");
       if (f.hasNonNull("session_ids")) {
         b.add(set("v_session", f.get("session_ids"), false, null), Occur.FILTER);
       }
@@ -518,7 +493,7 @@ final class Vectors implements Closeable {
       }
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    IndexSearcher searcher = manager.acquire();
+    IndexSearcher searcher = index.manager.acquire();
     try (JsonGenerator g = Wire.JSON.createGenerator(out)) {
       g.writeStartArray();
       if (k > 0) {
@@ -554,7 +529,7 @@ final class Vectors implements Closeable {
       }
       g.writeEndArray();
     } finally {
-      manager.release(searcher);
+      index.manager.release(searcher);
     }
     return out.toByteArray();
   }
@@ -612,13 +587,6 @@ final class Vectors implements Closeable {
 
   @Override
   public void close() throws IOException {
-    try {
-      manager.close();
-      if (writer != null) {
-        writer.close();
-      }
-    } finally {
-      directory.close();
-    }
+    index.close();
   }
 }

@@ -184,6 +184,15 @@ public final class Wire {
     g.writeEndObject();
   }
 
+  /** Hits as a JSON list ({@link #hit} each). */
+  static void hits(JsonGenerator g, List<Hits.Hit> hits) throws IOException {
+    g.writeStartArray();
+    for (Hits.Hit h : hits) {
+      hit(g, h);
+    }
+    g.writeEndArray();
+  }
+
   /** A round's hit without content ({@code round_hit}). */
   static void roundHit(JsonGenerator g, Hits.Hit h) throws IOException {
     g.writeStartArray();
@@ -211,11 +220,7 @@ public final class Wire {
     g.writeNumber(span.lo());
     g.writeNumber(span.hi());
     g.writeNumber(span.best());
-    g.writeStartArray();
-    for (Hits.Hit h : turns) {
-      hit(g, h);
-    }
-    g.writeEndArray();
+    hits(g, turns);
     g.writeEndArray();
   }
 

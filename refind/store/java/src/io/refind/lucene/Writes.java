@@ -35,12 +35,7 @@ import org.apache.lucene.search.TopDocs;
  * each message analyzed once; commits (the vector index first); deletions of a session or a person; and
  * retention. The caller ({@link Engine}) checks the engine is writable.
  */
-final class Writes {
-  private final SearcherManager manager;
-  private final IndexWriter writer;
-  private final Object writeLock;
-  private final Analysis analysis;
-  private final Documents.MessageDoc doc;
+final class Writes extends Writing {
   private final FieldType textType;
   private final Vectors vectors; // null: read-only over an index from before vectors (none yet)
   private final Reads reads;
@@ -48,11 +43,7 @@ final class Writes {
   Writes(
       SearcherManager manager, IndexWriter writer, Object writeLock, Analysis analysis, Documents.MessageDoc doc,
       FieldType textType, Vectors vectors, Reads reads) {
-    this.manager = manager;
-    this.writer = writer;
-    this.writeLock = writeLock;
-    this.analysis = analysis;
-    this.doc = doc;
+    super(manager, writer, writeLock, analysis, doc);
     this.textType = textType;
     this.vectors = vectors;
     this.reads = reads;
