@@ -525,3 +525,60 @@ def test_an_import_that_fails_midway_leaves_what_it_wrote_visible_to_the_next_ad
         mem.add("u", "a", [{"role": "user", "content": "life jackets"}])
         assert [(t.id, t.turn) for t in mem.session("u", "a")] == [("a:0", 0), ("a:1", 1), ("a:2", 2)]
         assert [h.id for h in mem.query("u", "kayak")] == ["a:0"]
+
+
+def test_an_import_pauses_the_cyclic_collector_and_gives_it_back(mem: refind.Memory) -> None:
+    """A bulk import runs without automatic full collections (refind.store.write._old_objects_unscanned):
+    it collects the young generations after each slice, so the cycles it makes do not pile up, and the
+    collector's state after it is the state before it, whether the import ends, fails, or runs beside
+    another, and whether the process had the collector on or off."""
+    import gc
+    import weakref
+
+    from refind.models import SessionLog
+    from refind.store import write
+
+    class Cyclic:
+        def __init__(self) -> None:
+            self.me = self
+
+    seen: list[bool] = []
+    made: list[weakref.ref[Cyclic]] = []
+
+    def logs(n: int, fail: bool = False) -> Iterator[SessionLog]:
+        for i in range(n):
+            seen.append(gc.isenabled())
+            c = Cyclic()  # garbage as soon as the next session is asked for: only a collection frees it
+            made.append(weakref.ref(c))
+            del c
+            yield SessionLog(
+                user_id="u", session_id=f"s{i}", messages=[{"role": "user", "content": f"kayak {i}"}]
+            )
+        if fail:
+            raise refind.InvalidInput("the source broke")
+
+    assert gc.isenabled()
+    mp = pytest.MonkeyPatch()
+    mp.setattr(write, "_SLICE_MESSAGES", 2)  # a slice every two sessions
+    try:
+        assert mem.import_sessions(logs(6)).added == 6
+        assert seen and not any(seen)  # paused throughout
+        assert gc.isenabled()
+        assert sum(r() is None for r in made[:-2]) >= 4  # collected slice by slice, during the import
+        with pytest.raises(refind.InvalidInput, match="the source broke"):
+            mem.import_sessions(logs(3, fail=True))
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            mem.import_sessions(logs(2))
+            assert not gc.isenabled()  # a process that turned it off keeps it off
+        finally:
+            gc.enable()
+        # nested: the outer pause outlives the inner one
+        with write._old_objects_unscanned():
+            with write._old_objects_unscanned():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        mp.undo()
