@@ -798,7 +798,7 @@ def _old_objects_unscanned() -> Iterator[None]:
     the full collections among them scan every object of the process. In a process that holds the sessions
     it imports (a benchmark's corpus, a notebook's parsed export, a loader's batch), that is much of the
     import's Python time spent re-reading objects that are not garbage. Mercurial's ``util.nogc`` does the same for the same
-    reason. Measured: docs/benchmarks/perf.md, "Import: the collector paused" (about 10% of a fresh import's
+    reason. Measured: docs/benchmarks/perf.md, "Import: the collector paused" (5-10% of a fresh import's
     rate). The collector's state is the process's: nested and concurrent imports count, the last one out
     turns it back on, and only if it was on when the first came in (a process that turned it off keeps it
     off)."""
