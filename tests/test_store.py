@@ -527,14 +527,17 @@ def test_an_import_that_fails_midway_leaves_what_it_wrote_visible_to_the_next_ad
         assert [h.id for h in mem.query("u", "kayak")] == ["a:0"]
 
 
-def test_an_import_pauses_the_cyclic_collector_and_gives_it_back(mem: refind.Memory) -> None:
-    """A bulk import runs without automatic full collections (refind.store.write._old_objects_unscanned):
+def test_an_import_pauses_the_cyclic_collector_and_gives_it_back(
+    mem: refind.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk import runs without automatic full collections (refind._collector.collector_paused):
     it collects the young generations after each slice, so the cycles it makes do not pile up, and the
     collector's state after it is the state before it, whether the import ends, fails, or runs beside
     another, and whether the process had the collector on or off."""
     import gc
     import weakref
 
+    from refind._collector import collector_paused
     from refind.models import SessionLog
     from refind.store import write
 
@@ -558,27 +561,23 @@ def test_an_import_pauses_the_cyclic_collector_and_gives_it_back(mem: refind.Mem
             raise refind.InvalidInput("the source broke")
 
     assert gc.isenabled()
-    mp = pytest.MonkeyPatch()
-    mp.setattr(write, "_SLICE_MESSAGES", 2)  # a slice every two sessions
+    monkeypatch.setattr(write, "_SLICE_MESSAGES", 2)  # a slice every two sessions
+    assert mem.import_sessions(logs(6)).added == 6
+    assert seen and not any(seen)  # paused throughout
+    assert gc.isenabled()
+    assert sum(r() is None for r in made[:-2]) >= 4  # collected slice by slice, during the import
+    with pytest.raises(refind.InvalidInput, match="the source broke"):
+        mem.import_sessions(logs(3, fail=True))
+    assert gc.isenabled()
+    gc.disable()
     try:
-        assert mem.import_sessions(logs(6)).added == 6
-        assert seen and not any(seen)  # paused throughout
-        assert gc.isenabled()
-        assert sum(r() is None for r in made[:-2]) >= 4  # collected slice by slice, during the import
-        with pytest.raises(refind.InvalidInput, match="the source broke"):
-            mem.import_sessions(logs(3, fail=True))
-        assert gc.isenabled()
-        gc.disable()
-        try:
-            mem.import_sessions(logs(2))
-            assert not gc.isenabled()  # a process that turned it off keeps it off
-        finally:
-            gc.enable()
-        # nested: the outer pause outlives the inner one
-        with write._old_objects_unscanned():
-            with write._old_objects_unscanned():
-                assert not gc.isenabled()
-            assert not gc.isenabled()
-        assert gc.isenabled()
+        mem.import_sessions(logs(2))
+        assert not gc.isenabled()  # a process that turned it off keeps it off
     finally:
-        mp.undo()
+        gc.enable()
+    # nested: the outer pause outlives the inner one
+    with collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()

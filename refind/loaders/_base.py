@@ -18,6 +18,7 @@ from typing import Any
 import pydantic_core
 from pydantic import ValidationError
 
+from refind._collector import collector_paused
 from refind.errors import InvalidInput
 from refind.loaders._cut import CutStrings
 from refind.models import Message, SessionLog, to_epoch_ms, validation_message
@@ -299,13 +300,8 @@ def _loads(raw: bytes) -> Any:
     """JSON decoding by pydantic-core's parser (a third faster than ``json.loads``), with the cyclic garbage
     collector paused: decoding builds millions of objects, none of them in a cycle, and the collections
     their allocation triggers took half the time of a 50 MB export."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return pydantic_core.from_json(raw)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @contextlib.contextmanager

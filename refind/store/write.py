@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Protocol, TypeVar
 
+from refind._collector import collector_paused
 from refind.errors import InvalidInput, RequestConflict, StoreError
 from refind.models import MAX_MESSAGE_CHARS, AddResult, Hit, Message, SessionLog, check_id, parse_messages
 from refind.standing import read_standing
@@ -705,7 +706,7 @@ class WritePath:
             run = _Import(self, total, users, progress, written)
             try:
                 size = _SENT_SLICE_MESSAGES if self.engine.commit_slices else _SLICE_MESSAGES
-                with _old_objects_unscanned():
+                with collector_paused():  # full collections would re-read all the process holds
                     for chunk in _slices(_not_deleted(logs, buried, total, progress), size):
                         run.slice(chunk)
                         gc.collect(1)  # the slice's cycles, if any: the young objects only
@@ -782,39 +783,6 @@ def _not_deleted(
                 progress(len(log_.messages))
             continue
         yield log_
-
-
-_collector_lock = threading.Lock()
-_collector_pauses = 0  # imports running with the cyclic collector paused
-_collector_was_enabled = False
-
-
-@contextlib.contextmanager
-def _old_objects_unscanned() -> Iterator[None]:
-    """Pause Python's automatic cyclic garbage collection for a bulk import (the import collects the young
-    generations itself after each slice, so a cycle made in a slice lives one slice at most).
-
-    An import allocates a few container objects per message, and every 700 allocations start a collection;
-    the full collections among them scan every object of the process. In a process that holds the sessions
-    it imports (a benchmark's corpus, a notebook's parsed export, a loader's batch), that is much of the
-    import's Python time spent re-reading objects that are not garbage. Mercurial's ``util.nogc`` does the same for the same
-    reason. Measured: docs/benchmarks/perf.md, "Import: the collector paused" (5-10% of a fresh import's
-    rate). The collector's state is the process's: nested and concurrent imports count, the last one out
-    turns it back on, and only if it was on when the first came in (a process that turned it off keeps it
-    off)."""
-    global _collector_pauses, _collector_was_enabled
-    with _collector_lock:
-        if _collector_pauses == 0:
-            _collector_was_enabled = gc.isenabled()
-            gc.disable()
-        _collector_pauses += 1
-    try:
-        yield
-    finally:
-        with _collector_lock:
-            _collector_pauses -= 1
-            if _collector_pauses == 0 and _collector_was_enabled:
-                gc.enable()
 
 
 def _slices(logs: Iterable[SessionLog], size: int) -> Iterator[list[tuple[SessionLog, list[Message]]]]:
