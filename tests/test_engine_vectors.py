@@ -78,6 +78,36 @@ def test_written_messages_are_queued_oldest_first_with_their_content(engine: Eng
     assert engine.vector_counts("nobody") == VectorCounts(0, 0)
 
 
+def test_before_a_model_every_message_awaits_its_vector_and_the_model_queues_them_in_write_order(
+    engine: Engine,
+) -> None:
+    """Without a model recorded the queue may be implicit (the Lucene engine writes none: issue 37), but it
+    reads the same: every stored message awaits its vector, a replaced one as its newest write; recording a
+    model keeps that order, and forgetting it (reset) then recording another queues what came between."""
+    put(engine, [rec("u", "s", t, f"words {t}") for t in range(3)] + [rec("w", "x", 0, "other")])
+    put(engine, [rec("u", "s", 0, "words 0, changed")])  # replaced: its newest write is the latest
+    assert engine.delete_session("w", "x") == 1
+    order = ["s:1", "s:2", "s:0"]
+    assert [p.id for p in engine.pending_vectors(10)] == order
+    assert engine.pending_vectors(10)[-1] == PendingVector(
+        "u", "s:0", content_token("words 0, changed"), "words 0, changed"
+    )
+    assert engine.vector_counts() == VectorCounts(0, 3) and engine.vector_counts("w") == VectorCounts(0, 0)
+    engine.use_vector_model(*MODEL)
+    assert [p.id for p in engine.pending_vectors(10)] == order
+    put(engine, [rec("u", "t", 0, "after the model")])
+    assert [p.id for p in engine.pending_vectors(10)] == [*order, "t:0"]
+    vectors_for(engine, {i: unit(1, 0, 0, 0) for i in [*order, "t:0"]})
+    assert engine.vector_counts() == VectorCounts(4, 0)
+    assert engine.reset_vectors() == 4
+    put(engine, [rec("u", "t", 1, "after the reset")])
+    assert engine.vector_counts() == VectorCounts(0, 5) and len(engine.pending_vectors(10)) == 5
+    engine.use_vector_model("another-model", 8)
+    assert sorted(p.id for p in engine.pending_vectors(10)) == sorted([*order, "t:0", "t:1"])
+    assert vectors_for(engine, {"t:1": unit(0, 0, 0, 0, 0, 0, 0, 1)}) == 1
+    assert [h.id for h in engine.knn("u", unit(0, 0, 0, 0, 0, 0, 0, 1), 5)] == ["t:1"]
+
+
 def test_vectors_are_written_visible_at_commit_and_leave_the_queue(engine: Engine) -> None:
     put(engine, [rec("u", "s", t, f"message {t}") for t in range(3)])
     engine.use_vector_model(*MODEL)
@@ -247,10 +277,12 @@ def test_the_queue_vectors_and_model_outlive_a_reopen(durable_kind: EngineKind, 
             again.use_vector_model("another-model", 4)
         assert [p.id for p in again.pending_vectors(10)] == ["s:1", "s:2"]
         assert knn_ids(again, "u", unit(1, 0, 0, 0)) == ["s:0"]
+        put(again, [rec("u", "s", 3, "words 3")])  # a write after the reopen is queued as before it
+        assert [p.id for p in again.pending_vectors(10)] == ["s:1", "s:2", "s:3"]
         if durable_kind.read_only:
             reader = open_engine(durable_kind.location(tmp_path), settings=Settings(), read_only=True)
             try:
-                assert reader.vector_counts("u") == VectorCounts(1, 2)
+                assert reader.vector_counts("u") == VectorCounts(1, 3)
                 vectors_for(again, {"s:1": unit(0, 1, 0, 0)})
                 reader.refresh()
                 assert knn_ids(reader, "u", unit(0, 1, 0, 0), 1) == ["s:1"]
@@ -280,6 +312,38 @@ def test_lucene_knn_filters_by_graph_and_by_comparison(lucene_knn_path: Engine) 
 
 def test_lucene_knn_isolation_by_graph_and_by_comparison(lucene_knn_path: Engine) -> None:
     test_knn_never_finds_another_users_vectors(lucene_knn_path)
+
+
+def test_lucene_writes_no_queue_before_a_model_and_queues_everything_when_one_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: an index without a model writes nothing to its vector index (a second index's work and a
+    second fsync per add, for vectors no one makes); recording a model queues every message first, those
+    written and not yet committed included, and durably before the model is recorded."""
+    import json
+
+    e = kind("lucene-disk").make(tmp_path, Settings())
+    try:
+        written_queue = lambda: json.loads(str(e._engine.vectorCounts(None, False)))  # noqa: E731
+        put(e, [rec("u", "s", t, f"words {t}") for t in range(3)])
+        put(e, [rec("u", "s", 3, "not yet committed")], commit=False)
+        assert written_queue() == [0, 0] and e.vector_counts() == VectorCounts(0, 3)
+        e.use_vector_model(*MODEL)
+        assert written_queue() == [0, 4]
+        assert [p.id for p in e.pending_vectors(10)] == ["s:0", "s:1", "s:2", "s:3"]
+        e.reset_vectors()
+        put(e, [rec("u", "s", 4, "after the reset")])
+        assert e.vector_counts() == VectorCounts(0, 5) and written_queue() == [0, 4]
+    finally:
+        e.close()
+    again = open_engine(tmp_path / "index", settings=Settings())
+    try:  # reopened without a model: still no queue written; with one recorded, every message is queued
+        put(again, [rec("u", "s", 5, "after the reopen")])
+        assert json.loads(str(again._engine.vectorCounts(None, False)))[1] == 4  # type: ignore[attr-defined]
+        again.use_vector_model(*MODEL)
+        assert [p.id for p in again.pending_vectors(10)] == [f"s:{t}" for t in range(6)]
+    finally:
+        again.close()
 
 
 @pytest.mark.slow

@@ -38,7 +38,8 @@ Rules every engine keeps (and the contract suite checks):
   vector; a vector is written for a message as of its token (:meth:`Writer.write_vectors`) and found only
   by :meth:`Reader.knn` over its own user's vectors; deletions, retention and replacements remove a
   message's vector and queue entry with it; the vectors' model is recorded once
-  (:meth:`Writer.use_vector_model`) and another is refused;
+  (:meth:`Writer.use_vector_model`) and another is refused; before a model is recorded the queue may be
+  implicit (Lucene writes none: every stored message awaits its vector, in write order) but reads the same;
 - standing (issue 37): a record's :attr:`Record.standing` (what the write path's rule,
   :func:`refind.standing.read_standing`, read in it) is stored with the message and goes with it (replaced,
   deleted, expired, re-imported as the message is); :meth:`Reader.standing` finds a person's standing

@@ -154,12 +154,14 @@ class LuceneStore:
                 "place, then read it"
             )
         self._engine = self._open_engine()
+        if not read_only:
+            # the vector queue is written once a model is recorded; before, it is implicit (every message
+            # awaits its vector), so an index without a model pays nothing for vectors
+            self._engine.setQueueing(self.vector_model() is not None)
         if not read_only and self.path is not None:
             (self.path / _PID_FILE).write_text(str(os.getpid()))
             if isinstance(upgrade_from, int) and upgrade_from in _UPGRADABLE:
                 self._upgrade(upgrade_from)
-            if self._meta is not None and "vectors" not in self._meta:
-                self._queue_for_vectors()
             if self._meta is not None and self._meta.get("standing") != RULE_VERSION:
                 self._classify_stored()
             self._write_meta()
@@ -263,18 +265,6 @@ class LuceneStore:
         log.info(
             "upgraded the index at %s from format %s to %s (%d documents, %.1f s)",
             self.path, old, self._format(), n, time.perf_counter() - started,
-        )  # fmt: skip
-
-    def _queue_for_vectors(self) -> None:
-        """An index written before vectors: queue every message for the embedding worker, so it gets its
-        vectors without a re-import (``refind stats`` shows them filling in)."""
-        started = time.perf_counter()
-        with self._java("queueing messages for vectors"):
-            n = int(self._engine.queueAll(False))
-            self._engine.commit()
-        log.info(
-            "queued the %d messages of the index at %s for their vectors (%.1f s); the embedding worker "
-            "fills them in", n, self.path, time.perf_counter() - started,
         )  # fmt: skip
 
     def _classify_stored(self) -> None:
@@ -516,7 +506,7 @@ class LuceneStore:
 
     def vector_counts(self, user_id: str | None = None) -> VectorCounts:
         with self._java("count"):
-            return wire.vector_counts(self._reading().vectorCounts(user_id))
+            return wire.vector_counts(self._reading().vectorCounts(user_id, self.vector_model() is None))
 
     def vector_model(self) -> tuple[str, int] | None:
         if self._closed:
@@ -537,6 +527,8 @@ class LuceneStore:
         if stored is not None and stored != given:
             raise IndexFormatError(model_mismatch(self.location, stored, given))
         if stored is None:
+            with self._java("queueing messages for vectors"):
+                self._engine.startQueueing()  # every message queued, durably, before the model is recorded
             self._record_model(given)
 
     def _record_model(self, model: tuple[str, int] | None) -> None:
@@ -548,9 +540,10 @@ class LuceneStore:
     def reset_vectors(self) -> int:
         engine = self._writable()
         with self._java("reset of the vectors"):
-            n = int(engine.queueAll(True))
-            engine.commit()
+            n = int(engine.queueAll(True))  # the queue written whole: a crash before the model is
+            engine.commit()  # forgotten leaves every message queued
         self._record_model(None)
+        engine.setQueueing(False)
         return n
 
     def pending_vectors(self, limit: int) -> list[PendingVector]:

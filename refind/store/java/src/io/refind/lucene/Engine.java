@@ -348,9 +348,12 @@ public final class Engine implements Closeable {
     return messageVectors.knn(user, vector, k, filters);
   }
 
-  /** [vectors, pending] of {@code user} (null: everyone), as a JSON list. */
-  public String vectorCounts(String user) throws IOException {
-    return messageVectors.vectorCounts(user);
+  /**
+   * [vectors, pending] of {@code user} (null: everyone), as a JSON list; {@code implicit}: the index has no
+   * model recorded (every message without a vector awaits one: {@link MessageVectors#vectorCounts}).
+   */
+  public String vectorCounts(String user, boolean implicit) throws IOException {
+    return messageVectors.vectorCounts(user, implicit);
   }
 
   /** Up to {@code limit} messages awaiting their vector, oldest write first. */
@@ -369,6 +372,24 @@ public final class Engine implements Closeable {
   public long queueAll(boolean drop) throws IOException {
     checkWritable();
     return messageVectors.queueAll(drop);
+  }
+
+  /**
+   * A model is about to be recorded: every stored message is queued and each write from now on, committed
+   * first ({@link MessageVectors#startQueueing}); the caller records the model after this returns.
+   */
+  public void startQueueing() throws IOException {
+    checkWritable();
+    messageVectors.startQueueing(writes);
+  }
+
+  /**
+   * Whether the index has a model recorded, so its queue is written (at open: the queue is as a previous
+   * writer left it), or has none (after {@link #queueAll} with drop, committed: the queue is implicit).
+   */
+  public void setQueueing(boolean on) {
+    checkWritable();
+    messageVectors.setQueueing(on);
   }
 
   // ------------------------------------------------------------------------------------------ closing

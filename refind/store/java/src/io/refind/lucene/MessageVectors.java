@@ -109,21 +109,84 @@ final class MessageVectors {
     }
   }
 
-  /** The {@code vector_counts} of {@code user} (null: everyone). */
-  String vectorCounts(String user) throws IOException {
+  /**
+   * The {@code vector_counts} of {@code user} (null: everyone). {@code implicit}: the index has no model
+   * recorded, so its queue is implicit (every message without a vector awaits one; the caller knows, a
+   * reader too, from the index's metadata).
+   */
+  String vectorCounts(String user, boolean implicit) throws IOException {
     if (vectors == null) {
       return Wire.vectorCounts(0, reads.count(user)); // an index from before vectors: every message awaits one
     }
     long[] c = vectors.counts(user);
+    if (implicit) {
+      return Wire.vectorCounts(c[0], Math.max(0, reads.count(user) - c[0]));
+    }
     return Wire.vectorCounts(c[0], c[1]);
   }
 
   /** Up to {@code limit} messages awaiting their vector, oldest write first: a JSON list of {@code pending}. */
   byte[] pendingVectors(int limit) throws IOException {
     synchronized (writeLock) {
+      if (!vectors.queueing) {
+        return implicitPending(limit);
+      }
       try (Lookup messages = new Lookup(manager)) {
         return vectors.pending(limit, messages);
       }
+    }
+  }
+
+  /**
+   * The implicit queue of an index without a model: its first {@code limit} stored messages (as of the last
+   * commit) in index order, which is write order (the messages' index merges adjacent segments only, and a
+   * replaced message is written anew at the end), as {@link #pendingVectors} gives them.
+   */
+  private byte[] implicitPending(int limit) throws IOException {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    IndexSearcher searcher = manager.acquire();
+    try (com.fasterxml.jackson.core.JsonGenerator g = Wire.JSON.createGenerator(out)) {
+      g.writeStartArray();
+      List<Integer> docs = Queries.allDocs(searcher, new TermQuery(new Term("kind", "m")));
+      Hits.Fields m = new Hits.Fields(searcher);
+      org.apache.lucene.index.StoredFields stored = searcher.storedFields();
+      for (int global : docs.subList(0, Math.min(limit, docs.size()))) {
+        m.to(global);
+        String raw = stored.document(global).get("raw");
+        if (raw == null) {
+          continue;
+        }
+        String content = Wire.MAPPER.readTree(raw).get("content").asText();
+        Wire.pending(g, m.user.text(), m.id.text(), Vectors.token(content), content);
+      }
+      g.writeEndArray();
+    } finally {
+      manager.release(searcher);
+    }
+    return out.toByteArray();
+  }
+
+  /**
+   * A model was recorded: queue every stored message and queue each write from now on, durably. Under the
+   * write lock, what was written is committed first, so that the queue holds every message; the caller
+   * records the model after this returns (a crash between leaves the index without a model, queue implicit).
+   */
+  void startQueueing(Writes writes) throws IOException {
+    synchronized (writeLock) {
+      if (vectors.queueing) {
+        return;
+      }
+      writes.commit();
+      queueAll(false);
+      vectors.queueing = true;
+      writes.commit();
+    }
+  }
+
+  /** Sets whether writes are queued ({@link Engine#setQueueing}). */
+  void setQueueing(boolean on) {
+    synchronized (writeLock) {
+      vectors.queueing = on;
     }
   }
 

@@ -77,6 +77,11 @@ import org.apache.lucene.util.BytesRef;
  * per message awaiting its vector: "p_key", "p_user", "p_session", in write order. Neither carries
  * "user_id" or "contents": nothing here is seen by a message query.
  *
+ * <p>The queue is written only while the index has a model recorded ({@link #queueing}): before that no
+ * vector can be written, every stored message awaits one, and a write here per message would be a second
+ * index's work (and a second fsync per add) for nothing. {@link MessageVectors#startQueueing} queues every
+ * stored message when a model is recorded; until then the queue is implicit ({@link MessageVectors}).
+ *
  * <p>Consistency: a message write queues it in the same call (kind "p"), and this index commits first, so
  * a crash leaves no acknowledged message unqueued (at worst a queue entry whose message never landed,
  * which {@link #pending} drops). A vector is written only for a message unchanged since the last commit
@@ -92,6 +97,12 @@ final class Vectors implements Closeable {
   private final LuceneIndex index; // its writer null when read-only
   private final Set<String> written = new HashSet<>(); // message keys written since the last commit
   private boolean overflow; // more than MAX_WRITTEN: no vector is written until the next commit
+  /**
+   * Whether message writes are queued here: the index has a model recorded (set by {@link MessageVectors}
+   * under the write lock). Off, a message write touches nothing here: there is no vector to keep or drop
+   * (none is written without a model, and {@link #deleteAll} dropped any before one is forgotten).
+   */
+  volatile boolean queueing;
   private final Document pdoc = new Document();
   private final StringField pKey = new StringField("p_key", "", Field.Store.YES);
   private final StringField pUser = new StringField("p_user", "", Field.Store.NO);
@@ -191,6 +202,9 @@ final class Vectors implements Closeable {
    */
   void onMessage(String user, String id, String session, int turn, long ts, String role, String content, boolean replace)
       throws IOException {
+    if (!queueing) {
+      return; // no model: the queue is implicit, and no message has a vector
+    }
     String key = user + SEP + id;
     markWritten(key);
     if (replace) {
