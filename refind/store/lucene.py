@@ -527,9 +527,16 @@ class LuceneStore:
         if stored is not None and stored != given:
             raise IndexFormatError(model_mismatch(self.location, stored, given))
         if stored is None:
+            started = time.perf_counter()
             with self._java("queueing messages for vectors"):
-                self._engine.startQueueing()  # every message queued, durably, before the model is recorded
+                # every message queued, durably, before the model is recorded (a crash between: no model)
+                n = int(self._engine.startQueueing())
             self._record_model(given)
+            if n:
+                log.info(
+                    "queued the %d messages of the index at %s for their vectors (%.1f s); the embedding "
+                    "worker fills them in", n, self.location, time.perf_counter() - started,
+                )  # fmt: skip
 
     def _record_model(self, model: tuple[str, int] | None) -> None:
         if self.path is None:

@@ -376,11 +376,12 @@ public final class Engine implements Closeable {
 
   /**
    * A model is about to be recorded: every stored message is queued and each write from now on, committed
-   * first ({@link MessageVectors#startQueueing}); the caller records the model after this returns.
+   * first ({@link MessageVectors#startQueueing}); the caller records the model after this returns. Returns
+   * how many messages were queued.
    */
-  public void startQueueing() throws IOException {
+  public long startQueueing() throws IOException {
     checkWritable();
-    messageVectors.startQueueing(writes);
+    return messageVectors.startQueueing(writes);
   }
 
   /**

@@ -170,16 +170,18 @@ final class MessageVectors {
    * A model was recorded: queue every stored message and queue each write from now on, durably. Under the
    * write lock, what was written is committed first, so that the queue holds every message; the caller
    * records the model after this returns (a crash between leaves the index without a model, queue implicit).
+   * Returns how many messages were queued.
    */
-  void startQueueing(Writes writes) throws IOException {
+  long startQueueing(Writes writes) throws IOException {
     synchronized (writeLock) {
       if (vectors.queueing) {
-        return;
+        return 0;
       }
       writes.commit();
-      queueAll(false);
+      long n = queueAll(false);
       vectors.queueing = true;
       writes.commit();
+      return n;
     }
   }
 
